@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace onesided::bootstrap {
+
+/// Out-of-band bootstrap: what a rank knows before any transport is up (rank, size, node peers)
+/// and the two collectives needed to bring a transport up (allgather of byte blobs, barrier).
+/// Not thread-safe: one rank calls it from one thread at a time. Every collective is called by
+/// every rank of the job in the same order.
+class Bootstrap {
+ public:
+  virtual ~Bootstrap() = default;
+  [[nodiscard]] virtual int rank() const = 0;
+  [[nodiscard]] virtual int size() const = 0;
+  /// World ranks that share this rank's node (including this rank), ascending.
+  [[nodiscard]] virtual std::vector<int> nodePeers() const = 0;
+  /// Every rank contributes one blob (lengths may differ); returns all blobs in rank order.
+  /// While it waits it calls the progress hook, so a transport whose RMA needs target progress
+  /// (UCX over tcp) keeps moving. Throws onesided::Error on a lost launcher or peer.
+  virtual std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine) = 0;
+  virtual void barrier() = 0;
+  /// Tells the launcher that this rank ends normally (MPI_Finalize). No collective after it.
+  virtual void finalize() {}
+  /// Asks the launcher to end the whole job with `code` (MPI_Abort); may return before the
+  /// job is torn down, the caller exits afterwards.
+  virtual void abort(int code, std::string_view message) {
+    (void)code;
+    (void)message;
+  }
+  /// Human-readable kind, for logs: "tcp", "inproc", "singleton".
+  [[nodiscard]] virtual std::string kind() const = 0;
+  void setProgressHook(std::function<void()> hook) { progress_ = std::move(hook); }
+
+ protected:
+  void progress() const {
+    if (progress_) progress_();
+  }
+
+ private:
+  std::function<void()> progress_;
+};
+
+/// The launcher's environment contract (onesided-run sets these for every rank):
+///   ONESIDED_RANK, ONESIDED_SIZE, ONESIDED_RENDEZVOUS=127.0.0.1:PORT, ONESIDED_JOBID.
+/// Returns the TCP bootstrap when ONESIDED_RENDEZVOUS is set, otherwise a singleton (size 1),
+/// as an MPI program started without a launcher is.
+std::unique_ptr<Bootstrap> makeFromEnvironment();
+/// A one-rank bootstrap.
+std::unique_ptr<Bootstrap> makeSingleton();
+/// n bootstraps sharing one in-process rendezvous, for tests that run ranks as threads.
+/// Each returned object is handed to one thread.
+std::vector<std::unique_ptr<Bootstrap>> makeInprocGroup(int n);
+
+}  // namespace onesided::bootstrap
