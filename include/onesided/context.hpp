@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace onesided {
+
+namespace bootstrap {
+class Bootstrap;
+}
+namespace transport {
+class Transport;
+class Endpoint;
+}  // namespace transport
+
+class Comm;
+
+/// How a Context is brought up.
+struct Options {
+  /// "ucx", "self" or "auto"; empty means the ONESIDED_TRANSPORT environment variable, else auto
+  /// (UCX when built in, else self).
+  std::string transport;
+  /// The transport may be entered by several threads, one at a time (MPI_THREAD_SERIALIZED).
+  bool threadSerialized = false;
+  /// Tests that run ranks as threads set this when one rank failed, so the others' waits throw
+  /// instead of hanging. Must outlive the Context.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+/// One rank's runtime: its bootstrap, its transport, and the world and self communicators.
+/// There is no global state, so several Contexts can live in one process (one per thread).
+/// Not thread-safe: one thread at a time.
+class Context {
+ public:
+  /// Brings the transport up (one bootstrap allgather of addresses). Collective over the
+  /// bootstrap's ranks. Throws onesided::Error.
+  static std::unique_ptr<Context> create(std::unique_ptr<bootstrap::Bootstrap> boot,
+                                         const Options& options = {});
+  /// The usual entry point: ranks from onesided-run's environment, or a singleton (size 1)
+  /// when the program was started without a launcher.
+  static std::unique_ptr<Context> fromEnvironment(const Options& options = {});
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  [[nodiscard]] int rank() const noexcept { return rank_; }
+  [[nodiscard]] int size() const noexcept { return size_; }
+  Comm& world() { return *world_; }
+  Comm& self() { return *self_; }
+  [[nodiscard]] std::string transportName() const;
+
+  /// Collective: completes everything, synchronises, and closes endpoints. The Context can only
+  /// be destroyed afterwards (the destructor calls it if needed, logging failures).
+  void finalize();
+
+  // ---- for the runtime's own layers (windows, collectives, C API) ----
+  transport::Transport& transport() { return *transport_; }
+  bootstrap::Bootstrap& bootstrap() { return *boot_; }
+  /// The endpoint to a world rank, connected on first use.
+  transport::Endpoint& endpoint(int worldRank);
+  /// Drives the transport; throws if the job is being cancelled.
+  void progress();
+  /// Spins (driving progress) until done() is true, then backs off to yielding and sleeping so
+  /// oversubscribed ranks do not starve each other.
+  template <class Done>
+  void waitUntil(Done&& done) {
+    for (unsigned spins = 0; !done(); ++spins) {
+      if ((spins & 15U) == 15U) {
+        backoff(spins);
+      } else {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+      }
+    }
+  }
+
+ private:
+  Context(std::unique_ptr<bootstrap::Bootstrap> boot, const Options& options);
+  void backoff(unsigned spins);
+
+  std::unique_ptr<bootstrap::Bootstrap> boot_;
+  std::unique_ptr<transport::Transport> transport_;
+  int rank_ = 0;
+  int size_ = 1;
+  const std::atomic<bool>* cancel_ = nullptr;
+  std::vector<std::vector<std::byte>> addresses_;
+  std::vector<std::unique_ptr<transport::Endpoint>> endpoints_;
+  std::unique_ptr<Comm> world_;
+  std::unique_ptr<Comm> self_;
+  bool finalized_ = false;
+};
+
+}  // namespace onesided

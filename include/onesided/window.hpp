@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "onesided/datatype.hpp"
+#include "onesided/errors.hpp"
+
+namespace onesided {
+
+class Comm;
+namespace transport {
+class MemoryRegion;
+class RemoteKey;
+}  // namespace transport
+namespace detail {
+class SyncRegion;
+}
+
+/// A target rank that makes an operation a no-op (MPI_PROC_NULL).
+constexpr int kProcNull = -2;
+
+enum class Flavor : int { kCreate = 1, kAllocate = 2, kDynamic = 3, kShared = 4 };
+
+/// Fence assertions (the MPI_MODE_* values of <mpi.h>).
+enum Assert : int {
+  kModeNocheck = 1024,
+  kModeNostore = 2048,
+  kModeNoput = 4096,
+  kModeNoprecede = 8192,
+  kModeNosucceed = 16384,
+};
+
+/// An RMA window: this rank's exposed memory plus, per target, its base, size, disp_unit and
+/// key (from one allgather at creation). Every access is bounds-checked at the origin before
+/// anything reaches the transport: an overrun throws Error(kErrRmaRange) and touches nothing.
+/// Not thread-safe.
+class Window {
+ public:
+  /// MPI_Win_create: exposes (and registers) the caller's memory. Collective over comm.
+  /// Invalid arguments on any rank fail the creation on every rank (the bad rank gets its own
+  /// error class, the others kErrOther naming it), so no rank is left waiting.
+  /// `argError`: an argument error the caller already found (it still takes part).
+  static std::unique_ptr<Window> create(Comm& comm, void* base, std::int64_t size, int dispUnit,
+                                        const Error* argError = nullptr);
+  /// MPI_Win_allocate: the runtime allocates `size` bytes (in shared memory where the transport
+  /// can, so on-node peers store into it directly). Collective over comm.
+  static std::unique_ptr<Window> allocate(Comm& comm, std::int64_t size, int dispUnit,
+                                          const Error* argError = nullptr);
+  /// Frees without synchronising (use free() for the collective MPI_Win_free).
+  ~Window();
+  Window(const Window&) = delete;
+  Window& operator=(const Window&) = delete;
+
+  /// MPI_Win_free: collective; needs every access epoch closed and every operation fenced.
+  void free();
+
+  /// MPI_Win_fence: completes every operation issued since the previous fence (at origin and
+  /// target), then a dissemination barrier of one-sided writes. `assertion` is a bitwise or of
+  /// Assert values. Collective.
+  void fence(int assertion = 0);
+
+  /// MPI_Put: origin buffer described by (origin, ocount, otype), target by (disp, tcount,
+  /// ttype) in units of the target's disp_unit. Complete at the next fence.
+  void put(const void* origin, std::int64_t ocount, const Datatype& otype, int target,
+           std::int64_t disp, std::int64_t tcount, const Datatype& ttype);
+  /// MPI_Get: as put, in the other direction; `origin` is valid after the next fence.
+  void get(void* origin, std::int64_t ocount, const Datatype& otype, int target,
+           std::int64_t disp, std::int64_t tcount, const Datatype& ttype);
+
+  /// Typed helpers: `src.size()` elements to target's displacement `disp` (in disp units).
+  template <class T>
+  void put(std::span<const T> src, int target, std::int64_t disp) {
+    const auto& t = datatypeOf<std::remove_cv_t<T>>();
+    auto n = static_cast<std::int64_t>(src.size());
+    put(src.data(), n, t, target, disp, n, t);
+  }
+  template <class T>
+  void get(std::span<T> dst, int target, std::int64_t disp) {
+    const auto& t = datatypeOf<std::remove_cv_t<T>>();
+    auto n = static_cast<std::int64_t>(dst.size());
+    get(dst.data(), n, t, target, disp, n, t);
+  }
+
+  [[nodiscard]] void* base() const noexcept { return base_; }
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] int dispUnit() const noexcept { return dispUnit_; }
+  [[nodiscard]] Flavor flavor() const noexcept { return flavor_; }
+  [[nodiscard]] Comm& comm() const noexcept { return comm_; }
+  /// This rank's window memory as bytes.
+  [[nodiscard]] std::span<std::byte> local() const noexcept {
+    return {static_cast<std::byte*>(base_), size_};
+  }
+
+ private:
+  struct Target {
+    std::uint64_t base = 0;
+    std::uint64_t size = 0;
+    int dispUnit = 1;
+    std::vector<std::byte> packedKey;
+    std::unique_ptr<transport::RemoteKey> key;  // unpacked on first access
+    std::byte* direct = nullptr;                // load/store path, when the transport has one
+    bool resolved = false;
+  };
+  enum class Epoch { kNone, kFence };
+
+  Window(Comm& comm, Flavor flavor, int dispUnit);
+  /// The creation allgather. `failure` (class, message) is this rank's error so far, if any.
+  void setUp(void* base, std::size_t size, int failClass, const std::string& failure);
+  Target& resolve(int target);
+  /// Validates a put / get and returns the byte offset in the target's window.
+  std::uint64_t check(const char* what, const void* origin, std::int64_t ocount,
+                      const Datatype& otype, int target, std::int64_t disp, std::int64_t tcount,
+                      const Datatype& ttype);
+  template <bool kPut>
+  void transfer(void* origin, std::int64_t ocount, const Datatype& otype, int target,
+                std::int64_t disp, std::int64_t tcount, const Datatype& ttype);
+
+  Comm& comm_;
+  Flavor flavor_;
+  int dispUnit_;
+  void* base_ = nullptr;
+  std::size_t size_ = 0;
+  std::unique_ptr<transport::MemoryRegion> region_;
+  std::unique_ptr<detail::SyncRegion> sync_;
+  std::vector<Target> targets_;
+  std::vector<int> dirty_;  // targets with operations not yet flushed
+  std::vector<bool> isDirty_;
+  std::size_t pendingOps_ = 0;
+  Epoch epoch_ = Epoch::kNone;
+  bool freed_ = false;
+};
+
+}  // namespace onesided

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// MPI_Init / MPI_Finalize and the environment calls.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+#include "bootstrap/bootstrap.hpp"
+#include "capi/state.hpp"
+#include "log.hpp"
+
+namespace onesided::capi {
+namespace {
+
+void init(int required, int* provided) {
+  auto& s = state();
+  if (s.finalized) throw Error(MPI_ERR_OTHER, "MPI cannot be initialized again after MPI_Finalize");
+  if (s.initialized) throw Error(MPI_ERR_OTHER, "MPI is already initialized");
+  if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE) {
+    throw Error(MPI_ERR_ARG, "required thread level " + std::to_string(required) + " is invalid");
+  }
+  // The runtime serialises nothing itself: SERIALIZED is the highest level it provides
+  // (MPI-3.1 §12.4.3 lets `provided` be lower than `required`).
+  const int level = std::min(required, MPI_THREAD_SERIALIZED);
+  Options o;
+  o.threadSerialized = level >= MPI_THREAD_SERIALIZED;
+  s.ctx = Context::fromEnvironment(o);
+  log::setRank(s.ctx->rank());
+  s.comms[MPI_COMM_WORLD].comm = &s.ctx->world();
+  s.comms[MPI_COMM_SELF].comm = &s.ctx->self();
+  s.threadLevel = level;
+  s.initialized = true;
+  if (provided != nullptr) *provided = level;
+}
+
+}  // namespace
+}  // namespace onesided::capi
+
+using onesided::capi::call;
+using onesided::capi::On;
+namespace capi = onesided::capi;
+
+extern "C" {
+
+int MPI_Init(int* /*argc*/, char*** /*argv*/) {
+  return call("MPI_Init", On::none(), [&] { capi::init(MPI_THREAD_SINGLE, nullptr); });
+}
+
+int MPI_Init_thread(int* /*argc*/, char*** /*argv*/, int required, int* provided) {
+  return call("MPI_Init_thread", On::none(), [&] {
+    capi::requireArg(provided, "provided");
+    capi::init(required, provided);
+  });
+}
+
+int MPI_Query_thread(int* provided) {
+  return call("MPI_Query_thread", On::none(), [&] {
+    capi::requireInit();
+    capi::requireArg(provided, "provided");
+    *provided = capi::state().threadLevel;
+  });
+}
+
+int MPI_Is_thread_main(int* flag) {
+  return call("MPI_Is_thread_main", On::none(), [&] {
+    capi::requireInit();
+    capi::requireArg(flag, "flag");
+    *flag = 1;
+  });
+}
+
+int MPI_Finalize(void) {
+  return call("MPI_Finalize", On::none(), [&] {
+    capi::requireInit();
+    auto& s = capi::state();
+    // Windows the program did not free are released here without a collective.
+    for (auto& w : s.wins) {
+      if (w) onesided::log::capi().warn("window not freed before MPI_Finalize");
+      w.reset();
+    }
+    s.ctx->finalize();
+    s.ctx.reset();
+    s.finalized = true;
+  });
+}
+
+int MPI_Initialized(int* flag) {
+  return call("MPI_Initialized", On::none(), [&] {
+    capi::requireArg(flag, "flag");
+    *flag = capi::state().initialized ? 1 : 0;
+  });
+}
+
+int MPI_Finalized(int* flag) {
+  return call("MPI_Finalized", On::none(), [&] {
+    capi::requireArg(flag, "flag");
+    *flag = capi::state().finalized ? 1 : 0;
+  });
+}
+
+int MPI_Abort(MPI_Comm comm, int errorcode) {
+  auto& s = capi::state();
+  const int rank = s.ctx ? s.ctx->rank() : 0;
+  std::fprintf(stderr, "onesided: rank %d: MPI_Abort on communicator %d with error code %d\n",
+               rank, comm, errorcode);
+  std::fflush(stderr);
+  if (s.ctx) {
+    try {
+      s.ctx->bootstrap().abort(errorcode, "MPI_Abort called");
+    } catch (...) {  // the job ends anyway
+    }
+  }
+  _exit((errorcode & 0xff) != 0 ? (errorcode & 0xff) : 1);
+}
+
+double MPI_Wtime(void) {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+double MPI_Wtick(void) { return 1e-9; }
+
+int MPI_Get_version(int* version, int* subversion) {
+  return call("MPI_Get_version", On::none(), [&] {
+    capi::requireArg(version, "version");
+    capi::requireArg(subversion, "subversion");
+    *version = MPI_VERSION;
+    *subversion = MPI_SUBVERSION;
+  });
+}
+
+int MPI_Get_library_version(char* version, int* resultlen) {
+  return call("MPI_Get_library_version", On::none(), [&] {
+    capi::requireArg(version, "version");
+    capi::requireArg(resultlen, "resultlen");
+    auto& s = capi::state();
+    std::string v = "onesided 0.1.0 (MPI " + std::to_string(MPI_VERSION) + "." +
+                    std::to_string(MPI_SUBVERSION) + " RMA subset";
+    if (s.ctx) v += ", transport " + s.ctx->transportName();
+    v += ")";
+    std::size_t n = std::min<std::size_t>(v.size(), MPI_MAX_LIBRARY_VERSION_STRING - 1);
+    std::memcpy(version, v.data(), n);
+    version[n] = '\0';
+    *resultlen = static_cast<int>(n);
+  });
+}
+
+int MPI_Get_processor_name(char* name, int* resultlen) {
+  return call("MPI_Get_processor_name", On::none(), [&] {
+    capi::requireArg(name, "name");
+    capi::requireArg(resultlen, "resultlen");
+    char buf[MPI_MAX_PROCESSOR_NAME] = {};
+    if (gethostname(buf, sizeof buf - 1) != 0) std::strcpy(buf, "localhost");
+    std::size_t n = std::strlen(buf);
+    std::memcpy(name, buf, n + 1);
+    *resultlen = static_cast<int>(n);
+  });
+}
+
+int MPI_Comm_rank(MPI_Comm comm, int* rank) {
+  return call("MPI_Comm_rank", On::comm(comm), [&] {
+    auto& c = capi::comm(comm);
+    capi::requireArg(rank, "rank");
+    *rank = c.rank();
+  });
+}
+
+int MPI_Comm_size(MPI_Comm comm, int* size) {
+  return call("MPI_Comm_size", On::comm(comm), [&] {
+    auto& c = capi::comm(comm);
+    capi::requireArg(size, "size");
+    *size = c.size();
+  });
+}
+
+int MPI_Barrier(MPI_Comm comm) {
+  return call("MPI_Barrier", On::comm(comm), [&] { capi::comm(comm).barrier(); });
+}
+
+int MPI_Type_size(MPI_Datatype datatype, int* size) {
+  return call("MPI_Type_size", On::none(), [&] {
+    const auto& t = capi::datatype(datatype);
+    capi::requireArg(size, "size");
+    *size = t.size() > static_cast<std::size_t>(INT32_MAX) ? MPI_UNDEFINED
+                                                           : static_cast<int>(t.size());
+  });
+}
+
+int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size) {
+  return call("MPI_Type_size_x", On::none(), [&] {
+    const auto& t = capi::datatype(datatype);
+    capi::requireArg(size, "size");
+    *size = static_cast<MPI_Count>(t.size());
+  });
+}
+
+int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent) {
+  return call("MPI_Type_get_extent", On::none(), [&] {
+    const auto& t = capi::datatype(datatype);
+    capi::requireArg(lb, "lb");
+    capi::requireArg(extent, "extent");
+    *lb = t.lb();
+    *extent = t.extent();
+  });
+}
+
+int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent) {
+  return call("MPI_Type_get_extent_x", On::none(), [&] {
+    const auto& t = capi::datatype(datatype);
+    capi::requireArg(lb, "lb");
+    capi::requireArg(extent, "extent");
+    *lb = t.lb();
+    *extent = t.extent();
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The C API's process-wide state: the one Context bound at MPI_Init, the handle tables, and the
+// error path every entry point shares (one noexcept boundary per call, STYLE.md §5).
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <memory>
+#include <new>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "onesided/comm.hpp"
+#include "onesided/context.hpp"
+#include "onesided/datatype.hpp"
+#include "onesided/errors.hpp"
+#include "onesided/window.hpp"
+
+namespace onesided::capi {
+
+struct CommEntry {
+  Comm* comm = nullptr;
+  MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
+};
+
+struct WinEntry {
+  std::unique_ptr<Window> win;
+  MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
+  // Storage the MPI_Win_get_attr pointers point to (they must stay valid while the window does).
+  MPI_Aint sizeAttr = 0;
+  int dispUnitAttr = 0;
+  int flavorAttr = 0;
+  int modelAttr = MPI_WIN_UNIFIED;
+};
+
+struct State {
+  bool initialized = false;
+  bool finalized = false;
+  int threadLevel = MPI_THREAD_SINGLE;
+  std::unique_ptr<Context> ctx;
+  std::array<CommEntry, 3> comms;          // MPI_COMM_NULL, MPI_COMM_WORLD, MPI_COMM_SELF
+  std::vector<std::unique_ptr<WinEntry>> wins{1};  // index = handle; [0] = MPI_WIN_NULL
+  std::unordered_map<void*, std::size_t> allocations;  // MPI_Alloc_mem
+  MPI_Errhandler preInitErrhandler = MPI_ERRORS_ARE_FATAL;
+};
+
+State& state();
+
+/// The object an error is raised on, which chooses the error handler.
+struct On {
+  enum Kind { kNone, kComm, kWin } kind = kNone;
+  int handle = 0;
+  static On comm(MPI_Comm c) { return {kComm, c}; }
+  static On win(MPI_Win w) { return {kWin, w}; }
+  static On none() { return {}; }
+};
+
+/// Records `message` (already prefixed with the call's name), applies the handler of `on`
+/// (MPI_COMM_WORLD's when `on` is not a valid object), and returns the error code.
+int raise(On on, int errorClass, const std::string& message) noexcept;
+
+/// Runs `fn` and maps whatever it throws to an error code through the right handler.
+template <class Fn>
+int call(const char* name, On on, Fn&& fn) noexcept {
+  try {
+    fn();
+    return MPI_SUCCESS;
+  } catch (const Error& e) {
+    return raise(on, e.errorClass(), std::string(name) + ": " + e.what());
+  } catch (const std::bad_alloc&) {
+    return raise(on, MPI_ERR_NO_MEM, std::string(name) + ": out of memory");
+  } catch (const std::exception& e) {
+    return raise(on, MPI_ERR_INTERN, std::string(name) + ": internal error: " + e.what());
+  } catch (...) {
+    return raise(on, MPI_ERR_INTERN, std::string(name) + ": unknown internal error");
+  }
+}
+
+// ---- lookups: each throws Error with the right class and a message naming the bad value ----
+void requireInit();
+Context& context();
+CommEntry& commEntry(MPI_Comm comm);
+Comm& comm(MPI_Comm comm);
+WinEntry& winEntry(MPI_Win win);
+const Datatype& datatype(MPI_Datatype type);
+void requireArg(const void* p, const char* what);
+void checkErrhandler(MPI_Errhandler eh);
+
+}  // namespace onesided::capi

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Windows, RMA and memory: the C entry points over onesided::Window.
+#include <cstdlib>
+#include <cstring>
+
+#include "capi/state.hpp"
+
+namespace onesided::capi {
+namespace {
+
+void checkInfo(MPI_Info info) {
+  // MPI_Info objects arrive with the rest of MPI-3 RMA; until then only MPI_INFO_NULL exists.
+  if (info != MPI_INFO_NULL) throw Error(MPI_ERR_INFO, "invalid info handle " + std::to_string(info));
+}
+
+MPI_Win addWindow(std::unique_ptr<Window> w) {
+  auto& s = state();
+  auto e = std::make_unique<WinEntry>();
+  e->sizeAttr = static_cast<MPI_Aint>(w->size());
+  e->dispUnitAttr = w->dispUnit();
+  e->flavorAttr = static_cast<int>(w->flavor());
+  e->win = std::move(w);
+  // The window inherits nothing: MPI_ERRORS_ARE_FATAL is the default for windows (MPI-3.1 §8.3).
+  s.wins.push_back(std::move(e));
+  return static_cast<MPI_Win>(s.wins.size() - 1);
+}
+
+/// Argument errors found before the collective part; the rank still takes part in it so the
+/// others fail with it instead of waiting (Window::create / allocate).
+template <class Check>
+std::unique_ptr<Error> precheck(Check&& check) {
+  try {
+    check();
+  } catch (const Error& e) {
+    return std::make_unique<Error>(e);
+  }
+  return nullptr;
+}
+
+}  // namespace
+}  // namespace onesided::capi
+
+using onesided::capi::call;
+using onesided::capi::On;
+namespace capi = onesided::capi;
+
+extern "C" {
+
+int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr) {
+  return call("MPI_Alloc_mem", On::none(), [&] {
+    capi::requireInit();
+    if (size < 0) throw onesided::Error(MPI_ERR_SIZE, "size " + std::to_string(size) + " is negative");
+    capi::checkInfo(info);
+    capi::requireArg(baseptr, "baseptr");
+    auto bytes = static_cast<std::size_t>(size);
+    void* p = std::aligned_alloc(64, ((bytes + 63) / 64) * 64 + 64);
+    if (p == nullptr) {
+      throw onesided::Error(MPI_ERR_NO_MEM, "cannot allocate " + std::to_string(size) + " bytes");
+    }
+    capi::state().allocations[p] = bytes;
+    std::memcpy(baseptr, &p, sizeof p);
+  });
+}
+
+int MPI_Free_mem(void* base) {
+  return call("MPI_Free_mem", On::none(), [&] {
+    capi::requireInit();
+    auto& a = capi::state().allocations;
+    auto it = a.find(base);
+    if (it == a.end()) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%p", base);
+      throw onesided::Error(MPI_ERR_BASE,
+                            std::string("pointer ") + buf + " was not returned by MPI_Alloc_mem");
+    }
+    a.erase(it);
+    std::free(base);
+  });
+}
+
+int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                   MPI_Win* win) {
+  return call("MPI_Win_create", On::comm(comm), [&] {
+    auto& c = capi::comm(comm);
+    auto err = capi::precheck([&] {
+      capi::checkInfo(info);
+      capi::requireArg(win, "win");
+    });
+    auto w = onesided::Window::create(c, base, size, disp_unit, err.get());
+    *win = capi::addWindow(std::move(w));
+  });
+}
+
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
+                     MPI_Win* win) {
+  return call("MPI_Win_allocate", On::comm(comm), [&] {
+    auto& c = capi::comm(comm);
+    auto err = capi::precheck([&] {
+      capi::checkInfo(info);
+      capi::requireArg(baseptr, "baseptr");
+      capi::requireArg(win, "win");
+    });
+    auto w = onesided::Window::allocate(c, size, disp_unit, err.get());
+    void* base = w->base();
+    std::memcpy(baseptr, &base, sizeof base);
+    *win = capi::addWindow(std::move(w));
+  });
+}
+
+int MPI_Win_free(MPI_Win* win) {
+  return call("MPI_Win_free", On::win(win != nullptr ? *win : MPI_WIN_NULL), [&] {
+    capi::requireArg(win, "win");
+    auto& e = capi::winEntry(*win);
+    e.win->free();
+    capi::state().wins[static_cast<std::size_t>(*win)].reset();
+    *win = MPI_WIN_NULL;
+  });
+}
+
+int MPI_Win_fence(int assert, MPI_Win win) {
+  return call("MPI_Win_fence", On::win(win), [&] { capi::winEntry(win).win->fence(assert); });
+}
+
+int MPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+            int target_rank, MPI_Aint target_disp, int target_count,
+            MPI_Datatype target_datatype, MPI_Win win) {
+  return call("MPI_Put", On::win(win), [&] {
+    auto& w = *capi::winEntry(win).win;
+    const auto& ot = capi::datatype(origin_datatype);
+    const auto& tt = capi::datatype(target_datatype);
+    w.put(origin_addr, origin_count, ot, target_rank, target_disp, target_count, tt);
+  });
+}
+
+int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
+  return call("MPI_Get", On::win(win), [&] {
+    auto& w = *capi::winEntry(win).win;
+    const auto& ot = capi::datatype(origin_datatype);
+    const auto& tt = capi::datatype(target_datatype);
+    w.get(origin_addr, origin_count, ot, target_rank, target_disp, target_count, tt);
+  });
+}
+
+int MPI_Win_get_attr(MPI_Win win, int win_keyval, void* attribute_val, int* flag) {
+  return call("MPI_Win_get_attr", On::win(win), [&] {
+    auto& e = capi::winEntry(win);
+    capi::requireArg(attribute_val, "attribute_val");
+    capi::requireArg(flag, "flag");
+    // MPI-3.1 §11.2.6: attribute_val receives a pointer to the value (the base itself for
+    // MPI_WIN_BASE).
+    void* value = nullptr;
+    switch (win_keyval) {
+      case MPI_WIN_BASE: value = e.win->base(); break;
+      case MPI_WIN_SIZE: value = &e.sizeAttr; break;
+      case MPI_WIN_DISP_UNIT: value = &e.dispUnitAttr; break;
+      case MPI_WIN_CREATE_FLAVOR: value = &e.flavorAttr; break;
+      case MPI_WIN_MODEL: value = &e.modelAttr; break;
+      default:
+        throw onesided::Error(MPI_ERR_KEYVAL,
+                              "invalid window attribute keyval " + std::to_string(win_keyval));
+    }
+    std::memcpy(attribute_val, &value, sizeof value);
+    *flag = 1;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "onesided/context.hpp"
+
+#include <sched.h>
+#include <time.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "bootstrap/bootstrap.hpp"
+#include "log.hpp"
+#include "onesided/comm.hpp"
+#include "onesided/errors.hpp"
+#include "transport/transport.hpp"
+#include "window/sync.hpp"
+
+namespace onesided {
+namespace {
+
+std::unique_ptr<transport::Transport> makeTransport(const Options& options) {
+  std::string name = options.transport;
+  if (name.empty()) {
+    const char* env = std::getenv("ONESIDED_TRANSPORT");
+    name = env != nullptr && *env != '\0' ? env : "auto";
+  }
+  if (name == "auto") {
+#ifdef ONESIDED_HAVE_UCX
+    name = "ucx";
+#else
+    name = "self";
+#endif
+  }
+  if (name == "self") return transport::makeSelfTransport();
+  if (name == "ucx") {
+    transport::UcxOptions u;
+    u.threadSerialized = options.threadSerialized;
+    return transport::makeUcxTransport(u);
+  }
+  std::string known;
+  for (const auto& t : transport::availableTransports()) known += " " + t;
+  throw Error(kErrArg, "ONESIDED_TRANSPORT: unknown transport '" + name + "' (this build has:" +
+                           known + ", auto)");
+}
+
+// Pack [address][sync info] into one blob so start-up is a single allgather.
+std::vector<std::byte> concat(const std::vector<std::byte>& a, const std::vector<std::byte>& b) {
+  std::vector<std::byte> out(8 + a.size() + b.size());
+  std::uint64_t n = a.size();
+  std::memcpy(out.data(), &n, 8);
+  std::copy(a.begin(), a.end(), out.begin() + 8);
+  std::copy(b.begin(), b.end(), out.begin() + 8 + static_cast<std::ptrdiff_t>(a.size()));
+  return out;
+}
+
+}  // namespace
+
+Context::Context(std::unique_ptr<bootstrap::Bootstrap> boot, const Options& options)
+    : boot_(std::move(boot)), cancel_(options.cancel) {
+  log::init();
+  rank_ = boot_->rank();
+  size_ = boot_->size();
+  transport_ = makeTransport(options);
+  if (transport_->name() == "self" && boot_->kind() != "inproc" && size_ > 1) {
+    throw Error(kErrArg, "transport self reaches only ranks in this process, but the job has " +
+                             std::to_string(size_) + " processes");
+  }
+  auto* t = transport_.get();
+  boot_->setProgressHook([t] { t->progress(); });
+  endpoints_.resize(static_cast<std::size_t>(size_));
+
+  std::vector<int> all(static_cast<std::size_t>(size_));
+  for (int i = 0; i < size_; ++i) all[static_cast<std::size_t>(i)] = i;
+  world_ = std::make_unique<Comm>(*this, all);
+  self_ = std::make_unique<Comm>(*this, std::vector<int>{rank_});
+
+  auto blobs = boot_->allgather(concat(transport_->address(), world_->sync_->localInfo()));
+  std::vector<std::vector<std::byte>> syncInfos(blobs.size());
+  addresses_.resize(blobs.size());
+  for (std::size_t i = 0; i < blobs.size(); ++i) {
+    std::uint64_t n = 0;
+    std::memcpy(&n, blobs[i].data(), 8);
+    addresses_[i].assign(blobs[i].begin() + 8, blobs[i].begin() + 8 + static_cast<std::ptrdiff_t>(n));
+    syncInfos[i].assign(blobs[i].begin() + 8 + static_cast<std::ptrdiff_t>(n), blobs[i].end());
+  }
+  world_->connectSync(syncInfos);
+  self_->connectSync({self_->sync_->localInfo()});
+  log::core().debug("rank {} of {} up: transport {}, bootstrap {}", rank_, size_,
+                    transport_->name(), boot_->kind());
+}
+
+std::unique_ptr<Context> Context::create(std::unique_ptr<bootstrap::Bootstrap> boot,
+                                         const Options& options) {
+  return std::unique_ptr<Context>(new Context(std::move(boot), options));
+}
+
+std::unique_ptr<Context> Context::fromEnvironment(const Options& options) {
+  return create(bootstrap::makeFromEnvironment(), options);
+}
+
+Context::~Context() {
+  if (!finalized_) {
+    try {
+      // Not collective here: just release everything in order.
+      world_.reset();
+      self_.reset();
+      endpoints_.clear();
+    } catch (const std::exception& e) {
+      log::core().warn("context teardown: {}", e.what());
+    }
+  }
+}
+
+std::string Context::transportName() const { return transport_->name(); }
+
+transport::Endpoint& Context::endpoint(int worldRank) {
+  auto& ep = endpoints_[static_cast<std::size_t>(worldRank)];
+  if (!ep) {
+    ep = transport_->connect(worldRank, addresses_[static_cast<std::size_t>(worldRank)]);
+  }
+  return *ep;
+}
+
+void Context::progress() {
+  transport_->progress();
+  if (cancel_ != nullptr && cancel_->load(std::memory_order_relaxed)) {
+    throw Error(kErrOther, "cancelled: another rank failed");
+  }
+}
+
+void Context::backoff(unsigned spins) {
+  progress();
+  // Spin first (latency), then yield, then sleep in growing steps: with more ranks than cores,
+  // a waiting rank must give its core to the rank it waits for.
+  if (spins < (1U << 12)) return;
+  if (spins < (1U << 14)) {
+    sched_yield();
+    return;
+  }
+  unsigned shift = std::min(6U, (spins >> 14) - 1U);  // 1 us .. 64 us
+  timespec ts{0, static_cast<long>(1000U << shift)};
+  nanosleep(&ts, nullptr);
+}
+
+void Context::finalize() {
+  if (finalized_) return;
+  transport_->flushAll();
+  world_->barrier();
+  world_.reset();
+  self_.reset();
+  endpoints_.clear();
+  boot_->barrier();  // nobody tears its worker down while a peer still closes endpoints to it
+  boot_->finalize();
+  finalized_ = true;
+}
+
+}  // namespace onesided

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The byte-oriented transport interface (DESIGN.md). The core flattens datatypes into Iov lists
+// before anything reaches a transport, so transports never see MPI types.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace onesided::transport {
+
+/// What remote peers may do to a registered region. Local-only buffers need none.
+enum class Access : unsigned {
+  kLocal = 0,
+  kRemoteRead = 1,
+  kRemoteWrite = 2,
+  kRemoteAtomic = 4,
+  kRemoteAll = 7,
+};
+
+/// Whether the transport allocates the memory (and may place it in shared memory, so on-node
+/// peers can load / store it directly) or registers memory the caller owns.
+enum class Placement { kAllocate, kRegister };
+
+enum class AtomicOp { kFetchAdd, kCompareSwap, kSwap };
+
+/// One contiguous piece of local memory.
+struct Iov {
+  void* addr;
+  std::size_t len;
+};
+
+/// Local registration. Owns the transport's registration (and, for kAllocate, the memory);
+/// packRkey() gives the bytes a peer needs to reach it.
+class MemoryRegion {
+ public:
+  virtual ~MemoryRegion() = default;
+  [[nodiscard]] virtual void* base() const = 0;
+  [[nodiscard]] virtual std::size_t length() const = 0;
+  [[nodiscard]] virtual std::vector<std::byte> packRkey() const = 0;
+};
+
+/// A peer's region as seen from here. Lives on (and must die before) its endpoint.
+class RemoteKey {
+ public:
+  virtual ~RemoteKey() = default;
+  /// A local address through which the peer's memory at `raddr` can be loaded and stored
+  /// directly (shared memory, or the same process), or nullptr when only put / get reach it.
+  [[nodiscard]] virtual void* directPointer(std::uint64_t raddr) const = 0;
+};
+
+/// One per peer; created lazily by the Transport. Operations are nonblocking: they are complete
+/// at the origin and at the target after flush(). Not thread-safe (one rank, one thread).
+class Endpoint {
+ public:
+  virtual ~Endpoint() = default;
+  virtual std::unique_ptr<RemoteKey> unpackRkey(std::span<const std::byte> packed) = 0;
+  /// Writes the concatenation of `src` to [raddr, raddr + total). The source must stay
+  /// untouched until flush() returns.
+  virtual void put(std::span<const Iov> src, std::uint64_t raddr, const RemoteKey& key) = 0;
+  /// Reads [raddr, raddr + total) into `dst`; valid after flush().
+  virtual void get(std::span<const Iov> dst, std::uint64_t raddr, const RemoteKey& key) = 0;
+  /// 4- or 8-byte atomic at raddr; the old value is stored to `result` (may be null for
+  /// kFetchAdd when not needed). Blocking: complete when it returns.
+  virtual void atomic(AtomicOp op, std::size_t bytes, std::uint64_t operand,
+                      std::uint64_t compare, void* result, std::uint64_t raddr,
+                      const RemoteKey& key) = 0;
+  /// Completes every operation issued on this endpoint, at origin and target.
+  virtual void flush() = 0;
+};
+
+/// Factory and progress engine; one per Context (gloo's Device).
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  [[nodiscard]] virtual std::string name() const = 0;
+  /// This rank's address, exchanged by the bootstrap allgather at start-up.
+  [[nodiscard]] virtual std::vector<std::byte> address() const = 0;
+  /// Creates the endpoint to `peer` from its address bytes (the Context calls it lazily).
+  virtual std::unique_ptr<Endpoint> connect(int peer, std::span<const std::byte> peerAddress) = 0;
+  /// Registers `len` bytes at `base` (kRegister), or allocates `len` bytes (kAllocate; base
+  /// ignored). len may be 0.
+  virtual std::unique_ptr<MemoryRegion> registerMemory(void* base, std::size_t len,
+                                                       Placement placement, Access access) = 0;
+  /// Completes every operation issued on any endpoint.
+  virtual void flushAll() = 0;
+  /// Drives communication; returns the number of events handled (0 when idle).
+  virtual unsigned progress() = 0;
+};
+
+struct UcxOptions {
+  bool threadSerialized = false;  ///< UCS_THREAD_MODE_SERIALIZED instead of SINGLE
+};
+
+/// Transports built into this library, for ONESIDED_TRANSPORT and tests.
+std::vector<std::string> availableTransports();
+/// The in-process transport: every rank lives in this address space (threads as ranks, or a
+/// singleton). Peers' memory is reached by memcpy.
+std::unique_ptr<Transport> makeSelfTransport();
+/// UCX (ucp RMA + AMO); throws onesided::Error when UCX is not built in or fails to start.
+std::unique_ptr<Transport> makeUcxTransport(const UcxOptions& options);
+
+}  // namespace onesided::transport

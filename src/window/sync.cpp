@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "window/sync.hpp"
+
+#include <atomic>
+#include <cstring>
+
+#include "bootstrap/bootstrap.hpp"
+#include "log.hpp"
+#include "onesided/context.hpp"
+#include "onesided/errors.hpp"
+
+namespace onesided::detail {
+namespace {
+
+struct InfoHeader {
+  std::uint64_t base;
+  std::uint64_t keyLen;
+};
+
+}  // namespace
+
+SyncRegion::SyncRegion(Context& ctx, std::vector<int> worldRanks, int me)
+    : ctx_(ctx), ranks_(std::move(worldRanks)), me_(me) {
+  region_ = ctx_.transport().registerMemory(nullptr, kRounds * kSlotStride,
+                                            transport::Placement::kAllocate,
+                                            transport::Access::kRemoteWrite);
+  std::memset(region_->base(), 0, kRounds * kSlotStride);
+}
+
+SyncRegion::~SyncRegion() {
+  // Keys belong to endpoints and go first; the region (and its memory) last.
+  peers_.clear();
+}
+
+std::vector<std::byte> SyncRegion::localInfo() const {
+  auto key = region_->packRkey();
+  InfoHeader h{reinterpret_cast<std::uint64_t>(region_->base()), key.size()};
+  std::vector<std::byte> out(sizeof h + key.size());
+  std::memcpy(out.data(), &h, sizeof h);
+  if (!key.empty()) std::memcpy(out.data() + sizeof h, key.data(), key.size());
+  return out;
+}
+
+std::size_t SyncRegion::infoSize(const std::byte* in) {
+  InfoHeader h{};
+  std::memcpy(&h, in, sizeof h);
+  return sizeof h + h.keyLen;
+}
+
+void SyncRegion::connect(const std::vector<std::vector<std::byte>>& infos) {
+  peers_.resize(infos.size());
+  for (std::size_t i = 0; i < infos.size(); ++i) {
+    InfoHeader h{};
+    std::memcpy(&h, infos[i].data(), sizeof h);
+    peers_[i].base = h.base;
+    peers_[i].packedKey.assign(infos[i].begin() + sizeof h,
+                               infos[i].begin() + static_cast<std::ptrdiff_t>(sizeof h + h.keyLen));
+  }
+}
+
+SyncRegion::Peer& SyncRegion::resolve(int member) {
+  Peer& p = peers_[static_cast<std::size_t>(member)];
+  if (!p.resolved) {
+    if (member == me_) {
+      p.direct = slot(0);
+    } else {
+      auto& ep = ctx_.endpoint(ranks_[static_cast<std::size_t>(member)]);
+      p.key = ep.unpackRkey(p.packedKey);
+      p.direct = static_cast<std::uint64_t*>(p.key->directPointer(p.base));
+    }
+    p.resolved = true;
+    SPDLOG_LOGGER_DEBUG(&log::core(), "sync peer {} (world {}): {}", member,
+                        ranks_[static_cast<std::size_t>(member)],
+                        p.direct != nullptr ? "direct" : "transport");
+  }
+  return p;
+}
+
+std::uint64_t* SyncRegion::slot(int round) const {
+  return reinterpret_cast<std::uint64_t*>(static_cast<std::byte*>(region_->base()) +
+                                          static_cast<std::size_t>(round) * kSlotStride);
+}
+
+void SyncRegion::barrier() {
+  const int p = static_cast<int>(ranks_.size());
+  if (p == 1) return;
+  const std::uint64_t e = ++epoch_;
+  std::uint64_t* out = outbox_[e & 1U];
+  for (int k = 0, dist = 1; dist < p; ++k, dist <<= 1) {
+    const int to = (me_ + dist) % p;
+    Peer& peer = resolve(to);
+    if (peer.direct != nullptr) {
+      std::uint64_t* dst = peer.direct + static_cast<std::size_t>(k) * (kSlotStride / 8);
+      std::atomic_ref<std::uint64_t>(*dst).store(e, std::memory_order_release);
+    } else {
+      out[k] = e;
+      transport::Iov iov{&out[k], sizeof(std::uint64_t)};
+      ctx_.endpoint(ranks_[static_cast<std::size_t>(to)])
+          .put({&iov, 1}, peer.base + static_cast<std::uint64_t>(k) * kSlotStride, *peer.key);
+    }
+    std::atomic_ref<std::uint64_t> mine(*slot(k));
+    ctx_.waitUntil([&] { return mine.load(std::memory_order_acquire) >= e; });
+  }
+}
+
+}  // namespace onesided::detail

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The synchronisation region behind MPI_Win_fence and MPI_Barrier: per rank, one cache line per
+// dissemination round holding the last epoch number a peer wrote there. Round k of epoch e:
+// write e into slot k at rank (r + 2^k) mod p, then wait until the own slot k holds >= e.
+// Slots only grow, so no reset is needed between epochs and a fast peer that already wrote e+1
+// does not confuse a slow one still waiting for e.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "transport/transport.hpp"
+
+namespace onesided {
+class Context;
+}
+
+namespace onesided::detail {
+
+class SyncRegion {
+ public:
+  static constexpr int kRounds = 32;  // enough for 2^32 ranks
+  static constexpr std::size_t kSlotStride = 64;
+
+  /// Registers this rank's slots (transport-allocated, so on-node peers store into them
+  /// directly). `worldRanks[i]` is the world rank of member i; `me` is this rank's index.
+  SyncRegion(Context& ctx, std::vector<int> worldRanks, int me);
+  ~SyncRegion();
+  SyncRegion(const SyncRegion&) = delete;
+  SyncRegion& operator=(const SyncRegion&) = delete;
+
+  /// The bytes the other members need (address and key); exchanged by the creator's allgather.
+  [[nodiscard]] std::vector<std::byte> localInfo() const;
+  /// Takes every member's localInfo (in member order). Keys are unpacked lazily, for the
+  /// ceil(log2 p) peers this rank ever writes to.
+  void connect(const std::vector<std::vector<std::byte>>& infos);
+  /// Parses a localInfo blob off the front of `in` and returns the remaining bytes; used by
+  /// creators that pack several things into one allgather.
+  static std::size_t infoSize(const std::byte* in);
+
+  /// One dissemination barrier (a new epoch).
+  void barrier();
+
+ private:
+  struct Peer {
+    std::uint64_t base = 0;
+    std::vector<std::byte> packedKey;
+    std::unique_ptr<transport::RemoteKey> key;
+    std::uint64_t* direct = nullptr;
+    bool resolved = false;
+  };
+  Peer& resolve(int member);
+  std::uint64_t* slot(int round) const;
+
+  Context& ctx_;
+  std::vector<int> ranks_;
+  int me_;
+  std::unique_ptr<transport::MemoryRegion> region_;
+  std::vector<Peer> peers_;
+  std::uint64_t epoch_ = 0;
+  // Source values of the flag puts of the two latest epochs (by parity): a transport put may
+  // read its source after the call returns, and epoch e's flags are known to have landed once
+  // every rank finished epoch e + 1.
+  std::uint64_t outbox_[2][kRounds] = {};
+};
+
+}  // namespace onesided::detail

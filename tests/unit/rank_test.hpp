@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Threads as ranks (gloo's BaseTest::spawn): n Contexts over one in-process bootstrap group.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bootstrap/bootstrap.hpp"
+#include "onesided/onesided.hpp"
+#include "transport/transport.hpp"
+
+namespace onesided::test {
+
+inline bool transportAvailable(const std::string& name) {
+  for (const auto& t : transport::availableTransports()) {
+    if (t == name) return true;
+  }
+  return false;
+}
+
+/// Runs fn(ctx) on n threads, each a rank with its own Context on `transportName`. A failed
+/// assertion or exception in one rank cancels the others' waits; the first exception is
+/// rethrown here after every thread has been joined.
+inline void spawn(int n, const std::string& transportName,
+                  const std::function<void(Context&)>& fn) {
+  auto boots = bootstrap::makeInprocGroup(n);
+  std::atomic<bool> cancel{false};
+  std::mutex mu;
+  std::exception_ptr first;
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      bootstrap::Bootstrap* raw = boots[static_cast<std::size_t>(r)].get();
+      std::unique_ptr<Context> ctx;
+      try {
+        Options o;
+        o.transport = transportName;
+        o.cancel = &cancel;
+        ctx = Context::create(std::move(boots[static_cast<std::size_t>(r)]), o);
+        raw = &ctx->bootstrap();
+        fn(*ctx);
+        if (::testing::Test::HasFatalFailure()) throw Error(kErrOther, "assertion failed");
+        ctx->finalize();
+      } catch (...) {
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          if (!first) first = std::current_exception();
+        }
+        cancel = true;
+        // Release ranks waiting in a bootstrap collective.
+        if (ctx) ctx->bootstrap().abort(1, "rank " + std::to_string(r) + " failed");
+        (void)raw;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  if (first) std::rethrow_exception(first);
+}
+
+/// Every (transport, ranks) pair worth running on this build.
+inline std::vector<std::string> transports() {
+  std::vector<std::string> t;
+  for (const auto& name : transport::availableTransports()) {
+    if (name != "verbs") t.push_back(name);  // verbs runs in the rxe VM suite
+  }
+  return t;
+}
+
+}  // namespace onesided::test

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Windows, put / get and fence with ranks as threads, over every transport of this build.
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+#include "rank_test.hpp"
+
+namespace onesided::test {
+namespace {
+
+using Param = std::tuple<std::string, int, std::size_t, Flavor>;
+
+class PutGet : public ::testing::TestWithParam<Param> {};
+
+std::unique_ptr<Window> makeWindow(Comm& c, Flavor f, std::size_t bytes,
+                                   std::vector<std::byte>& storage) {
+  if (f == Flavor::kAllocate) return Window::allocate(c, static_cast<std::int64_t>(bytes), 1);
+  storage.assign(bytes, std::byte{0});
+  return Window::create(c, bytes == 0 ? nullptr : storage.data(),
+                        static_cast<std::int64_t>(bytes), 1);
+}
+
+std::byte pattern(int rank, std::size_t i) {
+  return static_cast<std::byte>((static_cast<std::size_t>(rank) * 131 + i * 7 + 1) & 0xff);
+}
+
+// Each rank puts `bytes` into the next rank's window, then reads the previous rank's back with
+// a get; both checked byte for byte. Includes the target == self case at one rank.
+TEST_P(PutGet, RingPutThenGet) {
+  auto [transport, n, bytes, flavor] = GetParam();
+  if (!transportAvailable(transport)) GTEST_SKIP() << transport << " not built";
+  spawn(n, transport, [&, bytes = bytes, flavor = flavor](Context& ctx) {
+    std::vector<std::byte> storage;
+    auto win = makeWindow(ctx.world(), flavor, bytes, storage);
+    const int me = ctx.rank();
+    const int next = (me + 1) % n;
+    const int prev = (me + n - 1) % n;
+    std::vector<std::byte> src(bytes);
+    for (std::size_t i = 0; i < bytes; ++i) src[i] = pattern(me, i);
+    win->fence();
+    win->put(std::span<const std::byte>(src), next, 0);
+    win->fence();
+    auto local = win->local();
+    ASSERT_EQ(local.size(), bytes);
+    for (std::size_t i = 0; i < bytes; ++i) {
+      if (local[i] != pattern(prev, i)) FAIL() << "rank " << me << " byte " << i;
+    }
+    std::vector<std::byte> got(bytes, std::byte{0});
+    win->get(std::span<std::byte>(got), next, 0);
+    win->fence();
+    for (std::size_t i = 0; i < bytes; ++i) {
+      if (got[i] != pattern(me, i)) FAIL() << "rank " << me << " got byte " << i;
+    }
+    win->free();
+  });
+}
+
+std::string name(const ::testing::TestParamInfo<Param>& p) {
+  auto [t, n, b, f] = p.param;
+  return t + "_" + std::to_string(n) + "ranks_" + std::to_string(b) + "B_" +
+         (f == Flavor::kAllocate ? "allocate" : "create");
+}
+
+INSTANTIATE_TEST_SUITE_P(Small, PutGet,
+                         ::testing::Combine(::testing::ValuesIn(transports()),
+                                            ::testing::Values(1, 2, 3, 4, 8),
+                                            ::testing::Values(0, 1, 8, 4096),
+                                            ::testing::Values(Flavor::kAllocate,
+                                                              Flavor::kCreate)),
+                         name);
+INSTANTIATE_TEST_SUITE_P(Large, PutGet,
+                         ::testing::Combine(::testing::ValuesIn(transports()),
+                                            ::testing::Values(1, 2, 4, 8),
+                                            ::testing::Values(std::size_t{1} << 20,
+                                                              std::size_t{16} << 20),
+                                            ::testing::Values(Flavor::kAllocate,
+                                                              Flavor::kCreate)),
+                         name);
+
+class Epochs : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
+
+// 10,000 fence epochs in a row, each with one 8-byte put into the next rank: the value seen
+// after every fence must be the one written in that epoch. Epochs alternate between two slots:
+// once a rank has left fence e its neighbour may already put for epoch e + 1, so the slot
+// read after fence e must not be the one epoch e + 1 writes (MPI-3.1 §11.7).
+TEST_P(Epochs, TenThousandFences) {
+  auto [transport, n] = GetParam();
+  if (!transportAvailable(transport)) GTEST_SKIP() << transport << " not built";
+  spawn(n, transport, [&, n = n](Context& ctx) {
+    auto win = Window::allocate(ctx.world(), 2 * sizeof(std::uint64_t), sizeof(std::uint64_t));
+    const int me = ctx.rank();
+    win->fence(kModeNoprecede);
+    for (std::uint64_t e = 1; e <= 10000; ++e) {
+      std::uint64_t v = e * 1000 + static_cast<std::uint64_t>(me);
+      const auto slot = static_cast<std::int64_t>(e % 2);
+      win->put(std::span<const std::uint64_t>(&v, 1), (me + 1) % n, slot);
+      win->fence();
+      std::uint64_t seen = 0;
+      std::memcpy(&seen, static_cast<std::uint64_t*>(win->base()) + slot, 8);
+      const auto prev = static_cast<std::uint64_t>((me + n - 1) % n);
+      if (seen != e * 1000 + prev) FAIL() << "epoch " << e << " rank " << me << " saw " << seen;
+    }
+    win->fence(kModeNosucceed);
+    win->free();
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Epochs,
+                         ::testing::Combine(::testing::ValuesIn(transports()),
+                                            ::testing::Values(1, 2, 3, 8)),
+                         [](const auto& p) {
+                           return std::get<0>(p.param) + "_" +
+                                  std::to_string(std::get<1>(p.param)) + "ranks";
+                         });
+
+class Checks : public ::testing::TestWithParam<std::string> {};
+
+template <class Fn>
+void expectError(int cls, Fn&& fn) {
+  try {
+    fn();
+    ADD_FAILURE() << "no error, expected " << errorClassName(cls);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.errorClass(), cls) << e.what();
+  }
+}
+
+// Every bad argument fails at the origin with its class and leaves the target untouched.
+TEST_P(Checks, BadArgumentsTouchNothing) {
+  const std::string transport = GetParam();
+  if (!transportAvailable(transport)) GTEST_SKIP() << transport << " not built";
+  spawn(2, transport, [&](Context& ctx) {
+    constexpr std::size_t kInts = 16;
+    auto win = Window::allocate(ctx.world(), kInts * sizeof(int), sizeof(int));
+    auto* mine = static_cast<int*>(win->base());
+    std::iota(mine, mine + kInts, 100 * ctx.rank());
+    std::vector<int> src(kInts + 4, -1);
+    const auto& tInt = datatypeOf<int>();
+    const auto& tDouble = datatypeOf<double>();
+    const int other = 1 - ctx.rank();
+    // No epoch yet.
+    expectError(kErrRmaSync, [&] { win->put(src.data(), 1, tInt, other, 0, 1, tInt); });
+    win->fence();
+    // Past the end, and crossing the end.
+    expectError(kErrRmaRange, [&] { win->put(src.data(), 1, tInt, other, kInts, 1, tInt); });
+    expectError(kErrRmaRange,
+                [&] { win->put(src.data(), 4, tInt, other, kInts - 3, 4, tInt); });
+    expectError(kErrRmaRange, [&] { win->get(src.data(), 4, tInt, other, kInts - 1, 4, tInt); });
+    // A displacement whose byte offset overflows 64 bits.
+    expectError(kErrRmaRange, [&] {
+      win->put(src.data(), 1, tInt, other, std::int64_t{1} << 62, 1, tInt);
+    });
+    expectError(kErrDisp, [&] { win->put(src.data(), 1, tInt, other, -1, 1, tInt); });
+    expectError(kErrRank, [&] { win->put(src.data(), 1, tInt, 2, 0, 1, tInt); });
+    expectError(kErrRank, [&] { win->put(src.data(), 1, tInt, -5, 0, 1, tInt); });
+    expectError(kErrCount, [&] { win->put(src.data(), -1, tInt, other, 0, -1, tInt); });
+    expectError(kErrType, [&] { win->put(src.data(), 2, tInt, other, 0, 1, tDouble); });
+    expectError(kErrType, [&] { win->put(src.data(), 2, tInt, other, 0, 1, tInt); });
+    expectError(kErrBuffer, [&] { win->put(nullptr, 1, tInt, other, 0, 1, tInt); });
+    expectError(kErrAssert, [&] { win->fence(kModeNocheck); });
+    // MPI_PROC_NULL: accepted, does nothing.
+    win->put(src.data(), 1, tInt, kProcNull, 0, 1, tInt);
+    win->fence();
+    for (std::size_t i = 0; i < kInts; ++i) {
+      EXPECT_EQ(mine[i], 100 * ctx.rank() + static_cast<int>(i)) << "index " << i;
+    }
+    for (int v : src) EXPECT_EQ(v, -1);
+    win->fence();  // the checks above read memory the next epoch's puts may write
+    // NOPRECEDE with operations pending is a synchronisation error.
+    win->put(src.data(), 1, tInt, other, 0, 1, tInt);
+    expectError(kErrRmaSync, [&] { win->fence(kModeNoprecede); });
+    win->fence();
+    win->fence(kModeNosucceed);
+    expectError(kErrRmaSync, [&] { win->get(src.data(), 1, tInt, other, 0, 1, tInt); });
+    win->free();
+    expectError(kErrWin, [&] { win->fence(); });
+  });
+}
+
+// Creation arguments: an error on one rank fails the creation on every rank, nobody hangs.
+TEST_P(Checks, CreationFailsTogether) {
+  const std::string transport = GetParam();
+  if (!transportAvailable(transport)) GTEST_SKIP() << transport << " not built";
+  spawn(3, transport, [&](Context& ctx) {
+    const int unit = ctx.rank() == 1 ? 0 : 4;
+    try {
+      auto w = Window::allocate(ctx.world(), 64, unit);
+      ADD_FAILURE() << "creation succeeded";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.errorClass(), ctx.rank() == 1 ? kErrDisp : kErrOther) << e.what();
+    }
+    try {
+      auto w = Window::create(ctx.world(), nullptr, ctx.rank() == 2 ? -8 : 0, 1);
+      ADD_FAILURE() << "creation succeeded";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.errorClass(), ctx.rank() == 2 ? kErrSize : kErrOther) << e.what();
+    }
+    // And the job goes on afterwards.
+    auto w = Window::allocate(ctx.world(), 8, 8);
+    w->fence();
+    w->free();
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Checks, ::testing::ValuesIn(transports()));
+
+}  // namespace
+}  // namespace onesided::test

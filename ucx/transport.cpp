@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The UCX transport: ucp RMA and AMO on one worker per Context. Memory the transport allocates
+// (UCP_MEM_MAP_ALLOCATE) lands in a shared-memory segment (UCX's sysv / posix memory domains), so
+// ucp_rkey_ptr() maps it in an on-node peer and the core stores straight into it (DESIGN.md,
+// "Facts measured"). Everything else goes through ucp_put_nbx / ucp_get_nbx, whose completion is
+// collected by ep / worker flush.
+#include <ucp/api/ucp.h>
+
+#include <sched.h>
+
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "log.hpp"
+#include "onesided/errors.hpp"
+#include "transport/transport.hpp"
+
+namespace onesided::transport {
+namespace {
+
+int classOf(ucs_status_t s) {
+  switch (s) {
+    case UCS_ERR_NO_MEMORY: return kErrNoMem;
+    case UCS_ERR_INVALID_PARAM: return kErrArg;
+    case UCS_ERR_UNSUPPORTED: return kErrUnsupportedOperation;
+    default: return kErrOther;
+  }
+}
+
+void checkUcs(ucs_status_t s, const char* call) {
+  if (s != UCS_OK) {
+    throw Error(classOf(s), std::string("ucx: ") + call + " failed: " + ucs_status_string(s));
+  }
+}
+
+class UcpContext {
+ public:
+  explicit UcpContext(const UcxOptions& opt) {
+    ucp_config_t* config = nullptr;
+    checkUcs(ucp_config_read(nullptr, nullptr, &config), "ucp_config_read");
+    ucp_params_t params{};
+    params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+    params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64;
+    params.mt_workers_shared = 0;
+    ucs_status_t s = ucp_init(&params, config, &ctx_);
+    ucp_config_release(config);
+    checkUcs(s, "ucp_init");
+    ucp_worker_params_t wp{};
+    wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    wp.thread_mode = opt.threadSerialized ? UCS_THREAD_MODE_SERIALIZED : UCS_THREAD_MODE_SINGLE;
+    s = ucp_worker_create(ctx_, &wp, &worker_);
+    if (s != UCS_OK) {
+      ucp_cleanup(ctx_);
+      checkUcs(s, "ucp_worker_create");
+    }
+  }
+  ~UcpContext() {
+    ucp_worker_destroy(worker_);
+    ucp_cleanup(ctx_);
+  }
+  UcpContext(const UcpContext&) = delete;
+  UcpContext& operator=(const UcpContext&) = delete;
+
+  [[nodiscard]] ucp_context_h context() const { return ctx_; }
+  [[nodiscard]] ucp_worker_h worker() const { return worker_; }
+
+  /// Waits for a request from a *_nbx call, driving progress; throws on failure.
+  void wait(ucs_status_ptr_t req, const char* what) const {
+    if (req == nullptr) return;
+    if (UCS_PTR_IS_ERR(req)) checkUcs(UCS_PTR_STATUS(req), what);
+    ucs_status_t s = UCS_INPROGRESS;
+    unsigned spins = 0;
+    while ((s = ucp_request_check_status(req)) == UCS_INPROGRESS) {
+      if (ucp_worker_progress(worker_) == 0 && ++spins > 4096) sched_yield();
+    }
+    ucp_request_free(req);
+    checkUcs(s, what);
+  }
+
+ private:
+  ucp_context_h ctx_ = nullptr;
+  ucp_worker_h worker_ = nullptr;
+};
+
+class UcxRegion final : public MemoryRegion {
+ public:
+  UcxRegion(std::shared_ptr<UcpContext> ctx, void* base, std::size_t len, Placement placement)
+      : ctx_(std::move(ctx)), len_(len) {
+    if (len == 0) {
+      base_ = base;
+      return;  // nothing to register; bounds checks keep peers away from it
+    }
+    ucp_mem_map_params_t p{};
+    p.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                   UCP_MEM_MAP_PARAM_FIELD_FLAGS;
+    p.address = placement == Placement::kAllocate ? nullptr : base;
+    p.length = len;
+    p.flags = placement == Placement::kAllocate ? UCP_MEM_MAP_ALLOCATE : 0;
+    checkUcs(ucp_mem_map(ctx_->context(), &p, &memh_), "ucp_mem_map");
+    ucp_mem_attr_t attr{};
+    attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH;
+    ucs_status_t s = ucp_mem_query(memh_, &attr);
+    if (s != UCS_OK) {
+      ucp_mem_unmap(ctx_->context(), memh_);
+      checkUcs(s, "ucp_mem_query");
+    }
+    base_ = attr.address;
+    void* buf = nullptr;
+    std::size_t size = 0;
+    s = ucp_rkey_pack(ctx_->context(), memh_, &buf, &size);
+    if (s != UCS_OK) {
+      ucp_mem_unmap(ctx_->context(), memh_);
+      checkUcs(s, "ucp_rkey_pack");
+    }
+    rkey_.assign(static_cast<std::byte*>(buf), static_cast<std::byte*>(buf) + size);
+    ucp_rkey_buffer_release(buf);
+    SPDLOG_LOGGER_DEBUG(&log::ucx(), "mapped {} bytes at {} ({}), rkey {} bytes", len, base_,
+                        placement == Placement::kAllocate ? "allocated" : "registered", size);
+  }
+  ~UcxRegion() override {
+    if (memh_ != nullptr) {
+      if (ucs_status_t s = ucp_mem_unmap(ctx_->context(), memh_); s != UCS_OK) {
+        log::ucx().warn("ucp_mem_unmap failed: {}", ucs_status_string(s));
+      }
+    }
+  }
+  UcxRegion(const UcxRegion&) = delete;
+  UcxRegion& operator=(const UcxRegion&) = delete;
+  [[nodiscard]] void* base() const override { return base_; }
+  [[nodiscard]] std::size_t length() const override { return len_; }
+  [[nodiscard]] std::vector<std::byte> packRkey() const override { return rkey_; }
+
+ private:
+  std::shared_ptr<UcpContext> ctx_;
+  ucp_mem_h memh_ = nullptr;
+  void* base_ = nullptr;
+  std::size_t len_;
+  std::vector<std::byte> rkey_;
+};
+
+class UcxKey final : public RemoteKey {
+ public:
+  explicit UcxKey(ucp_rkey_h rkey) : rkey_(rkey) {}
+  ~UcxKey() override {
+    if (rkey_ != nullptr) ucp_rkey_destroy(rkey_);
+  }
+  UcxKey(const UcxKey&) = delete;
+  UcxKey& operator=(const UcxKey&) = delete;
+  [[nodiscard]] void* directPointer(std::uint64_t raddr) const override {
+    if (rkey_ == nullptr) return nullptr;
+    void* p = nullptr;
+    return ucp_rkey_ptr(rkey_, raddr, &p) == UCS_OK ? p : nullptr;
+  }
+  [[nodiscard]] ucp_rkey_h get() const { return rkey_; }
+
+ private:
+  ucp_rkey_h rkey_;
+};
+
+class UcxEndpoint final : public Endpoint {
+ public:
+  UcxEndpoint(std::shared_ptr<UcpContext> ctx, int peer, std::span<const std::byte> address)
+      : ctx_(std::move(ctx)), peer_(peer) {
+    ucp_ep_params_t p{};
+    p.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+    p.address = reinterpret_cast<const ucp_address_t*>(address.data());
+    p.err_mode = UCP_ERR_HANDLING_MODE_NONE;
+    checkUcs(ucp_ep_create(ctx_->worker(), &p, &ep_), "ucp_ep_create");
+    SPDLOG_LOGGER_DEBUG(&log::ucx(), "connected to peer {}", peer_);
+  }
+  ~UcxEndpoint() override {
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    p.flags = 0;  // flush mode: every operation completes before the endpoint goes away
+    ucs_status_ptr_t req = ucp_ep_close_nbx(ep_, &p);
+    try {
+      ctx_->wait(req, "ucp_ep_close_nbx");
+    } catch (const Error& e) {
+      log::ucx().warn("closing endpoint to peer {}: {}", peer_, e.what());
+    }
+  }
+  UcxEndpoint(const UcxEndpoint&) = delete;
+  UcxEndpoint& operator=(const UcxEndpoint&) = delete;
+
+  std::unique_ptr<RemoteKey> unpackRkey(std::span<const std::byte> packed) override {
+    if (packed.empty()) return std::make_unique<UcxKey>(nullptr);
+    ucp_rkey_h rkey = nullptr;
+    checkUcs(ucp_ep_rkey_unpack(ep_, packed.data(), &rkey), "ucp_ep_rkey_unpack");
+    return std::make_unique<UcxKey>(rkey);
+  }
+
+  void put(std::span<const Iov> src, std::uint64_t raddr, const RemoteKey& key) override {
+    ucp_rkey_h rkey = static_cast<const UcxKey&>(key).get();
+    ucp_request_param_t p{};
+    for (const auto& s : src) {
+      if (s.len == 0) continue;
+      release(ucp_put_nbx(ep_, s.addr, s.len, raddr, rkey, &p), "ucp_put_nbx");
+      raddr += s.len;
+    }
+  }
+
+  void get(std::span<const Iov> dst, std::uint64_t raddr, const RemoteKey& key) override {
+    ucp_rkey_h rkey = static_cast<const UcxKey&>(key).get();
+    ucp_request_param_t p{};
+    for (const auto& d : dst) {
+      if (d.len == 0) continue;
+      release(ucp_get_nbx(ep_, d.addr, d.len, raddr, rkey, &p), "ucp_get_nbx");
+      raddr += d.len;
+    }
+  }
+
+  void atomic(AtomicOp op, std::size_t bytes, std::uint64_t operand, std::uint64_t compare,
+              void* result, std::uint64_t raddr, const RemoteKey& key) override {
+    if (bytes != 4 && bytes != 8) {
+      throw Error(kErrIntern, "ucx: atomic of " + std::to_string(bytes) + " bytes");
+    }
+    ucp_rkey_h rkey = static_cast<const UcxKey&>(key).get();
+    std::uint64_t value = operand;
+    std::uint64_t reply = compare;  // CSWAP reads the compare value from the reply buffer
+    std::uint32_t value32 = static_cast<std::uint32_t>(operand);
+    std::uint32_t reply32 = static_cast<std::uint32_t>(compare);
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+    p.datatype = ucp_dt_make_contig(bytes);
+    p.reply_buffer = bytes == 8 ? static_cast<void*>(&reply) : static_cast<void*>(&reply32);
+    ucp_atomic_op_t uop = op == AtomicOp::kFetchAdd ? UCP_ATOMIC_OP_ADD
+                          : op == AtomicOp::kSwap   ? UCP_ATOMIC_OP_SWAP
+                                                    : UCP_ATOMIC_OP_CSWAP;
+    const void* buf = bytes == 8 ? static_cast<const void*>(&value)
+                                 : static_cast<const void*>(&value32);
+    ctx_->wait(ucp_atomic_op_nbx(ep_, uop, buf, 1, raddr, rkey, &p), "ucp_atomic_op_nbx");
+    if (result != nullptr) {
+      std::memcpy(result, bytes == 8 ? static_cast<void*>(&reply) : static_cast<void*>(&reply32),
+                  bytes);
+    }
+  }
+
+  void flush() override {
+    ucp_request_param_t p{};
+    ctx_->wait(ucp_ep_flush_nbx(ep_, &p), "ucp_ep_flush_nbx");
+  }
+
+ private:
+  static void release(ucs_status_ptr_t req, const char* what) {
+    if (req == nullptr) return;
+    if (UCS_PTR_IS_ERR(req)) checkUcs(UCS_PTR_STATUS(req), what);
+    ucp_request_free(req);  // completion is collected by flush()
+  }
+
+  std::shared_ptr<UcpContext> ctx_;
+  int peer_;
+  ucp_ep_h ep_ = nullptr;
+};
+
+class UcxTransport final : public Transport {
+ public:
+  explicit UcxTransport(const UcxOptions& opt) : ctx_(std::make_shared<UcpContext>(opt)) {
+    ucp_address_t* addr = nullptr;
+    std::size_t len = 0;
+    checkUcs(ucp_worker_get_address(ctx_->worker(), &addr, &len), "ucp_worker_get_address");
+    auto* b = reinterpret_cast<std::byte*>(addr);
+    address_.assign(b, b + len);
+    ucp_worker_release_address(ctx_->worker(), addr);
+  }
+  [[nodiscard]] std::string name() const override { return "ucx"; }
+  [[nodiscard]] std::vector<std::byte> address() const override { return address_; }
+  std::unique_ptr<Endpoint> connect(int peer, std::span<const std::byte> peerAddress) override {
+    return std::make_unique<UcxEndpoint>(ctx_, peer, peerAddress);
+  }
+  std::unique_ptr<MemoryRegion> registerMemory(void* base, std::size_t len, Placement placement,
+                                               Access /*access*/) override {
+    return std::make_unique<UcxRegion>(ctx_, base, len, placement);
+  }
+  void flushAll() override {
+    ucp_request_param_t p{};
+    ctx_->wait(ucp_worker_flush_nbx(ctx_->worker(), &p), "ucp_worker_flush_nbx");
+  }
+  unsigned progress() override { return ucp_worker_progress(ctx_->worker()); }
+
+ private:
+  std::shared_ptr<UcpContext> ctx_;
+  std::vector<std::byte> address_;
+};
+
+}  // namespace
+
+std::unique_ptr<Transport> makeUcxTransport(const UcxOptions& options) {
+  return std::make_unique<UcxTransport>(options);
+}
+
+}  // namespace onesided::transport
