@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Installs the Debian 12 packages onesided builds, tests and benchmarks with. Needs root.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends \
+  build-essential cmake pkg-config git ca-certificates \
+  libucx-dev ucx-utils libibverbs-dev librdmacm-dev \
+  libspdlog-dev libfmt-dev libcli11-dev libgtest-dev libgmock-dev \
+  openmpi-bin libopenmpi-dev gnuplot-nox python3 procps psmisc >/dev/null

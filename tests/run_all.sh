@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# The README's test command: installs the dependencies, builds, and runs every test —
+# the unit suites (ranks as threads), the launcher tests and the MPI programs under
+# onesided-run — then builds again with ASan + UBSan and runs the unit suites under them.
+# Usage: tests/run_all.sh [build-dir]   (default: build)
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${1:-$here/build}"
+jobs="$(nproc)"
+
+if [ "${ONESIDED_SKIP_DEPS:-0}" != 1 ]; then
+  "$here/tests/install_deps.sh"
+fi
+
+echo "== build ($build)"
+cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$build" -j "$jobs"
+
+echo "== tests"
+status=0
+(cd "$build" && ctest --output-on-failure -j "$jobs" --timeout 600) || status=1
+
+echo "== ASan + UBSan build, unit suites"
+asan="$build-asan"
+cmake -S "$here" -B "$asan" -DCMAKE_BUILD_TYPE=Debug -DONESIDED_SANITIZE=address,undefined \
+  -DONESIDED_BUILD_BENCH=OFF -DONESIDED_BUILD_EXAMPLES=OFF >/dev/null
+cmake --build "$asan" -j "$jobs"
+(cd "$asan" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --output-on-failure -j "$jobs" -L unit --timeout 900) || status=1
+
+if [ "$status" -ne 0 ]; then
+  echo "FAILED: see the output above"
+fi
+exit "$status"
