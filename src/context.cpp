@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -104,6 +105,7 @@ Context::~Context() {
       world_.reset();
       self_.reset();
       endpoints_.clear();
+      allocations_.clear();
     } catch (const std::exception& e) {
       log::core().warn("context teardown: {}", e.what());
     }
@@ -118,6 +120,29 @@ transport::Endpoint& Context::endpoint(int worldRank) {
     ep = transport_->connect(worldRank, addresses_[static_cast<std::size_t>(worldRank)]);
   }
   return *ep;
+}
+
+void* Context::allocMemory(std::size_t len) {
+  // A unique, usable address even for 0 bytes, as malloc gives.
+  auto r = transport_->registerMemory(nullptr, std::max<std::size_t>(len, 64),
+                                      transport::Placement::kAllocate,
+                                      transport::Access::kRemoteAll);
+  void* base = r->base();
+  allocations_[reinterpret_cast<std::uintptr_t>(base)] = std::move(r);
+  return base;
+}
+
+bool Context::freeMemory(void* p) {
+  return allocations_.erase(reinterpret_cast<std::uintptr_t>(p)) == 1;
+}
+
+const transport::MemoryRegion* Context::findMemory(const void* p, std::size_t len) const {
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  auto it = allocations_.upper_bound(a);
+  if (it == allocations_.begin()) return nullptr;
+  --it;
+  const auto& r = *it->second;
+  return a + len <= it->first + r.length() ? &r : nullptr;
 }
 
 void Context::progress() {
@@ -148,6 +173,7 @@ void Context::finalize() {
   world_.reset();
   self_.reset();
   endpoints_.clear();
+  allocations_.clear();
   boot_->barrier();  // nobody tears its worker down while a peer still closes endpoints to it
   boot_->finalize();
   finalized_ = true;

@@ -3,6 +3,8 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -16,6 +18,7 @@ class Bootstrap;
 namespace transport {
 class Transport;
 class Endpoint;
+class MemoryRegion;
 }  // namespace transport
 
 class Comm;
@@ -58,6 +61,14 @@ class Context {
   /// be destroyed afterwards (the destructor calls it if needed, logging failures).
   void finalize();
 
+  /// MPI_Alloc_mem: memory from the transport (shared memory where it can), so a window later
+  /// created over it is reached by on-node peers with plain loads and stores. len may be 0.
+  void* allocMemory(std::size_t len);
+  /// MPI_Free_mem; false when `p` did not come from allocMemory.
+  bool freeMemory(void* p);
+  /// The allocMemory region holding [p, p + len), or nullptr.
+  [[nodiscard]] const transport::MemoryRegion* findMemory(const void* p, std::size_t len) const;
+
   // ---- for the runtime's own layers (windows, collectives, C API) ----
   transport::Transport& transport() { return *transport_; }
   bootstrap::Bootstrap& bootstrap() { return *boot_; }
@@ -93,6 +104,7 @@ class Context {
   std::vector<std::unique_ptr<transport::Endpoint>> endpoints_;
   std::unique_ptr<Comm> world_;
   std::unique_ptr<Comm> self_;
+  std::map<std::uintptr_t, std::unique_ptr<transport::MemoryRegion>> allocations_;  // by base
   bool finalized_ = false;
 };
 

@@ -126,7 +126,8 @@ class Window {
   int dispUnit_;
   void* base_ = nullptr;
   std::size_t size_ = 0;
-  std::unique_ptr<transport::MemoryRegion> region_;
+  std::unique_ptr<transport::MemoryRegion> region_;  // our registration, if we made one
+  const transport::MemoryRegion* exposed_ = nullptr;  // region_ or an MPI_Alloc_mem region
   std::unique_ptr<detail::SyncRegion> sync_;
   std::vector<Target> targets_;
   std::vector<int> dirty_;  // targets with operations not yet flushed

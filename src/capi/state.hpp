@@ -42,7 +42,6 @@ struct State {
   std::unique_ptr<Context> ctx;
   std::array<CommEntry, 3> comms;          // MPI_COMM_NULL, MPI_COMM_WORLD, MPI_COMM_SELF
   std::vector<std::unique_ptr<WinEntry>> wins{1};  // index = handle; [0] = MPI_WIN_NULL
-  std::unordered_map<void*, std::size_t> allocations;  // MPI_Alloc_mem
   MPI_Errhandler preInitErrhandler = MPI_ERRORS_ARE_FATAL;
 };
 

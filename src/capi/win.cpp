@@ -52,29 +52,19 @@ int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr) {
     if (size < 0) throw onesided::Error(MPI_ERR_SIZE, "size " + std::to_string(size) + " is negative");
     capi::checkInfo(info);
     capi::requireArg(baseptr, "baseptr");
-    auto bytes = static_cast<std::size_t>(size);
-    void* p = std::aligned_alloc(64, ((bytes + 63) / 64) * 64 + 64);
-    if (p == nullptr) {
-      throw onesided::Error(MPI_ERR_NO_MEM, "cannot allocate " + std::to_string(size) + " bytes");
-    }
-    capi::state().allocations[p] = bytes;
+    void* p = capi::context().allocMemory(static_cast<std::size_t>(size));
     std::memcpy(baseptr, &p, sizeof p);
   });
 }
 
 int MPI_Free_mem(void* base) {
   return call("MPI_Free_mem", On::none(), [&] {
-    capi::requireInit();
-    auto& a = capi::state().allocations;
-    auto it = a.find(base);
-    if (it == a.end()) {
+    if (!capi::context().freeMemory(base)) {
       char buf[64];
       std::snprintf(buf, sizeof buf, "%p", base);
       throw onesided::Error(MPI_ERR_BASE,
                             std::string("pointer ") + buf + " was not returned by MPI_Alloc_mem");
     }
-    a.erase(it);
-    std::free(base);
   });
 }
 

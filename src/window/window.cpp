@@ -103,8 +103,13 @@ std::unique_ptr<Window> Window::create(Comm& comm, void* base, std::int64_t size
   const auto bytes = cls == kSuccess ? static_cast<std::size_t>(size) : 0;
   if (cls == kSuccess) {
     try {
-      w->region_ = comm.context().transport().registerMemory(
-          base, bytes, transport::Placement::kRegister, transport::Access::kRemoteAll);
+      // Memory from MPI_Alloc_mem is already the transport's (and mappable by on-node peers).
+      w->exposed_ = comm.context().findMemory(base, bytes);
+      if (w->exposed_ == nullptr) {
+        w->region_ = comm.context().transport().registerMemory(
+            base, bytes, transport::Placement::kRegister, transport::Access::kRemoteAll);
+        w->exposed_ = w->region_.get();
+      }
     } catch (const Error& e) {
       cls = e.errorClass();
       msg = e.what();
@@ -123,6 +128,7 @@ std::unique_ptr<Window> Window::allocate(Comm& comm, std::int64_t size, int disp
     try {
       w->region_ = comm.context().transport().registerMemory(
           nullptr, bytes, transport::Placement::kAllocate, transport::Access::kRemoteAll);
+      w->exposed_ = w->region_.get();
     } catch (const Error& e) {
       cls = e.errorClass();
       msg = e.what();
@@ -148,7 +154,7 @@ void Window::setUp(void* base, std::size_t size, int failClass, const std::strin
   std::vector<std::byte> key;
   std::vector<std::byte> sync;
   if (failClass == kSuccess) {
-    key = region_->packRkey();
+    key = exposed_->packRkey();
     sync = sync_->localInfo();
   } else {
     sync.assign(failure.size(), std::byte{});
@@ -349,6 +355,7 @@ void Window::free() {
   targets_.clear();
   sync_.reset();
   region_.reset();
+  exposed_ = nullptr;
 }
 
 }  // namespace onesided

@@ -9,16 +9,24 @@
 namespace onesided::test {
 namespace {
 
-using Param = std::tuple<std::string, int, std::size_t, Flavor>;
+/// How the window memory comes about: MPI_Win_allocate, MPI_Win_create over user memory, or
+/// MPI_Win_create over MPI_Alloc_mem memory.
+enum class Mem { kAllocate, kCreate, kCreateAllocMem };
+using Param = std::tuple<std::string, int, std::size_t, Mem>;
 
 class PutGet : public ::testing::TestWithParam<Param> {};
 
-std::unique_ptr<Window> makeWindow(Comm& c, Flavor f, std::size_t bytes,
+std::unique_ptr<Window> makeWindow(Comm& c, Mem m, std::size_t bytes,
                                    std::vector<std::byte>& storage) {
-  if (f == Flavor::kAllocate) return Window::allocate(c, static_cast<std::int64_t>(bytes), 1);
-  storage.assign(bytes, std::byte{0});
-  return Window::create(c, bytes == 0 ? nullptr : storage.data(),
-                        static_cast<std::int64_t>(bytes), 1);
+  if (m == Mem::kAllocate) return Window::allocate(c, static_cast<std::int64_t>(bytes), 1);
+  void* base = nullptr;
+  if (m == Mem::kCreateAllocMem) {
+    base = c.context().allocMemory(bytes);
+  } else {
+    storage.assign(bytes, std::byte{0});
+    base = bytes == 0 ? nullptr : storage.data();
+  }
+  return Window::create(c, base, static_cast<std::int64_t>(bytes), 1);
 }
 
 std::byte pattern(int rank, std::size_t i) {
@@ -28,11 +36,11 @@ std::byte pattern(int rank, std::size_t i) {
 // Each rank puts `bytes` into the next rank's window, then reads the previous rank's back with
 // a get; both checked byte for byte. Includes the target == self case at one rank.
 TEST_P(PutGet, RingPutThenGet) {
-  auto [transport, n, bytes, flavor] = GetParam();
+  auto [transport, n, bytes, mem] = GetParam();
   if (!transportAvailable(transport)) GTEST_SKIP() << transport << " not built";
-  spawn(n, transport, [&, bytes = bytes, flavor = flavor](Context& ctx) {
+  spawn(n, transport, [&, bytes = bytes, mem = mem](Context& ctx) {
     std::vector<std::byte> storage;
-    auto win = makeWindow(ctx.world(), flavor, bytes, storage);
+    auto win = makeWindow(ctx.world(), mem, bytes, storage);
     const int me = ctx.rank();
     const int next = (me + 1) % n;
     const int prev = (me + n - 1) % n;
@@ -52,30 +60,32 @@ TEST_P(PutGet, RingPutThenGet) {
     for (std::size_t i = 0; i < bytes; ++i) {
       if (got[i] != pattern(me, i)) FAIL() << "rank " << me << " got byte " << i;
     }
+    void* base = win->base();
     win->free();
+    if (mem == Mem::kCreateAllocMem) EXPECT_TRUE(ctx.freeMemory(base));
   });
 }
 
 std::string name(const ::testing::TestParamInfo<Param>& p) {
   auto [t, n, b, f] = p.param;
   return t + "_" + std::to_string(n) + "ranks_" + std::to_string(b) + "B_" +
-         (f == Flavor::kAllocate ? "allocate" : "create");
+         (f == Mem::kAllocate ? "allocate" : f == Mem::kCreate ? "create" : "create_allocmem");
 }
 
 INSTANTIATE_TEST_SUITE_P(Small, PutGet,
                          ::testing::Combine(::testing::ValuesIn(transports()),
                                             ::testing::Values(1, 2, 3, 4, 8),
                                             ::testing::Values(0, 1, 8, 4096),
-                                            ::testing::Values(Flavor::kAllocate,
-                                                              Flavor::kCreate)),
+                                            ::testing::Values(Mem::kAllocate, Mem::kCreate,
+                                                              Mem::kCreateAllocMem)),
                          name);
 INSTANTIATE_TEST_SUITE_P(Large, PutGet,
                          ::testing::Combine(::testing::ValuesIn(transports()),
                                             ::testing::Values(1, 2, 4, 8),
                                             ::testing::Values(std::size_t{1} << 20,
                                                               std::size_t{16} << 20),
-                                            ::testing::Values(Flavor::kAllocate,
-                                                              Flavor::kCreate)),
+                                            ::testing::Values(Mem::kAllocate, Mem::kCreate,
+                                                              Mem::kCreateAllocMem)),
                          name);
 
 class Epochs : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
