@@ -263,34 +263,34 @@ class UcxEndpoint final : public Endpoint {
     return std::make_unique<UcxKey>(rkey, onNode ? static_cast<pid_t>(h.pid) : 0);
   }
 
-  void put(std::span<const Iov> src, std::uint64_t raddr, const RemoteKey& key) override {
+  Issue put(std::span<const Iov> src, std::uint64_t raddr, const RemoteKey& key) override {
     const auto& k = static_cast<const UcxKey&>(key);
     ucp_rkey_h rkey = k.get();
     ucp_request_param_t p{};
+    Issue issue = Issue::kDone;
     for (const auto& s : src) {
       if (s.len == 0) continue;
-      if (k.cma<true>(s, raddr, peer_)) {
-        raddr += s.len;
-        continue;
+      if (!k.cma<true>(s, raddr, peer_)) {
+        issue = release(ucp_put_nbx(ep_, s.addr, s.len, raddr, rkey, &p), "ucp_put_nbx");
       }
-      release(ucp_put_nbx(ep_, s.addr, s.len, raddr, rkey, &p), "ucp_put_nbx");
       raddr += s.len;
     }
+    return issue;
   }
 
-  void get(std::span<const Iov> dst, std::uint64_t raddr, const RemoteKey& key) override {
+  Issue get(std::span<const Iov> dst, std::uint64_t raddr, const RemoteKey& key) override {
     const auto& k = static_cast<const UcxKey&>(key);
     ucp_rkey_h rkey = k.get();
     ucp_request_param_t p{};
+    Issue issue = Issue::kDone;
     for (const auto& d : dst) {
       if (d.len == 0) continue;
-      if (k.cma<false>(d, raddr, peer_)) {
-        raddr += d.len;
-        continue;
+      if (!k.cma<false>(d, raddr, peer_)) {
+        issue = release(ucp_get_nbx(ep_, d.addr, d.len, raddr, rkey, &p), "ucp_get_nbx");
       }
-      release(ucp_get_nbx(ep_, d.addr, d.len, raddr, rkey, &p), "ucp_get_nbx");
       raddr += d.len;
     }
+    return issue;
   }
 
   void atomic(AtomicOp op, std::size_t bytes, std::uint64_t operand, std::uint64_t compare,
@@ -325,10 +325,13 @@ class UcxEndpoint final : public Endpoint {
   }
 
  private:
-  static void release(ucs_status_ptr_t req, const char* what) {
-    if (req == nullptr) return;
+  /// A put / get whose request is NULL completed in place; otherwise flush() collects it.
+  /// (A NULL put is locally complete only, so UCX puts count as pending either way.)
+  static Issue release(ucs_status_ptr_t req, const char* what) {
+    if (req == nullptr) return Issue::kPending;
     if (UCS_PTR_IS_ERR(req)) checkUcs(UCS_PTR_STATUS(req), what);
     ucp_request_free(req);  // completion is collected by flush()
+    return Issue::kPending;
   }
 
   std::shared_ptr<UcpContext> ctx_;

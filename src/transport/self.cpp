@@ -54,19 +54,21 @@ class SelfEndpoint final : public Endpoint {
   std::unique_ptr<RemoteKey> unpackRkey(std::span<const std::byte> /*packed*/) override {
     return std::make_unique<SelfKey>();
   }
-  void put(std::span<const Iov> src, std::uint64_t raddr, const RemoteKey& /*key*/) override {
+  Issue put(std::span<const Iov> src, std::uint64_t raddr, const RemoteKey& /*key*/) override {
     auto* dst = reinterpret_cast<std::byte*>(raddr);  // NOLINT(performance-no-int-to-ptr)
     for (const auto& s : src) {
       std::memcpy(dst, s.addr, s.len);
       dst += s.len;
     }
+    return Issue::kDone;
   }
-  void get(std::span<const Iov> dst, std::uint64_t raddr, const RemoteKey& /*key*/) override {
+  Issue get(std::span<const Iov> dst, std::uint64_t raddr, const RemoteKey& /*key*/) override {
     const auto* src = reinterpret_cast<const std::byte*>(raddr);  // NOLINT
     for (const auto& d : dst) {
       std::memcpy(d.addr, src, d.len);
       src += d.len;
     }
+    return Issue::kDone;
   }
   void atomic(AtomicOp op, std::size_t bytes, std::uint64_t operand, std::uint64_t compare,
               void* result, std::uint64_t raddr, const RemoteKey& /*key*/) override {

@@ -27,6 +27,10 @@ enum class Placement { kAllocate, kRegister };
 
 enum class AtomicOp { kFetchAdd, kCompareSwap, kSwap };
 
+/// Whether an operation is complete when the call returns (UCS_OK) or after flush()
+/// (UCS_INPROGRESS). Back-pressure is handled inside the transport.
+enum class Issue { kDone, kPending };
+
 /// One contiguous piece of local memory.
 struct Iov {
   void* addr;
@@ -58,11 +62,11 @@ class Endpoint {
  public:
   virtual ~Endpoint() = default;
   virtual std::unique_ptr<RemoteKey> unpackRkey(std::span<const std::byte> packed) = 0;
-  /// Writes the concatenation of `src` to [raddr, raddr + total). The source must stay
-  /// untouched until flush() returns.
-  virtual void put(std::span<const Iov> src, std::uint64_t raddr, const RemoteKey& key) = 0;
-  /// Reads [raddr, raddr + total) into `dst`; valid after flush().
-  virtual void get(std::span<const Iov> dst, std::uint64_t raddr, const RemoteKey& key) = 0;
+  /// Writes the concatenation of `src` to [raddr, raddr + total). Unless it returns kDone, the
+  /// source must stay untouched until flush() returns.
+  virtual Issue put(std::span<const Iov> src, std::uint64_t raddr, const RemoteKey& key) = 0;
+  /// Reads [raddr, raddr + total) into `dst`; valid now (kDone) or after flush().
+  virtual Issue get(std::span<const Iov> dst, std::uint64_t raddr, const RemoteKey& key) = 0;
   /// 4- or 8-byte atomic at raddr; the old value is stored to `result` (may be null for
   /// kFetchAdd when not needed). Blocking: complete when it returns.
   virtual void atomic(AtomicOp op, std::size_t bytes, std::uint64_t operand,

@@ -95,7 +95,7 @@ void SyncRegion::barrier() {
     } else {
       out[k] = e;
       transport::Iov iov{&out[k], sizeof(std::uint64_t)};
-      ctx_.endpoint(ranks_[static_cast<std::size_t>(to)])
+      (void)ctx_.endpoint(ranks_[static_cast<std::size_t>(to)])
           .put({&iov, 1}, peer.base + static_cast<std::uint64_t>(k) * kSlotStride, *peer.key);
     }
     std::atomic_ref<std::uint64_t> mine(*slot(k));

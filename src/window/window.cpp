@@ -284,17 +284,17 @@ void Window::transfer(void* origin, std::int64_t ocount, const Datatype& otype, 
     return;
   }
   auto& ep = comm_.context().endpoint(comm_.worldRank(target));
+  bool pending = false;
   forEachPiece(o, static_cast<std::size_t>(ocount), otype, offset,
                static_cast<std::size_t>(tcount), ttype,
                [&](std::byte* op, std::uint64_t toff, std::size_t n) {
                  transport::Iov iov{op, n};
-                 if constexpr (kPut) {
-                   ep.put({&iov, 1}, t.base + toff, *t.key);
-                 } else {
-                   ep.get({&iov, 1}, t.base + toff, *t.key);
-                 }
+                 auto issue = kPut ? ep.put({&iov, 1}, t.base + toff, *t.key)
+                                   : ep.get({&iov, 1}, t.base + toff, *t.key);
+                 pending = pending || issue == transport::Issue::kPending;
                });
-  if (!isDirty_[static_cast<std::size_t>(target)]) {
+  // Operations complete in the call (cross-memory attach) need no flush at the fence.
+  if (pending && !isDirty_[static_cast<std::size_t>(target)]) {
     isDirty_[static_cast<std::size_t>(target)] = true;
     dirty_.push_back(target);
   }
