@@ -4,8 +4,10 @@
 namespace onesided::capi {
 
 State& state() {
-  static State s;
-  return s;
+  // Never destroyed: a program that exits without MPI_Finalize must not run transport teardown
+  // from a static destructor (it can wait on peers); the kernel reclaims everything instead.
+  static State* s = new State;  // NOLINT(cppcoreguidelines-owning-memory)
+  return *s;
 }
 
 void requireInit() {

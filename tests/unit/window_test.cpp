@@ -62,7 +62,9 @@ TEST_P(PutGet, RingPutThenGet) {
     }
     void* base = win->base();
     win->free();
-    if (mem == Mem::kCreateAllocMem) EXPECT_TRUE(ctx.freeMemory(base));
+    if (mem == Mem::kCreateAllocMem) {
+      EXPECT_TRUE(ctx.freeMemory(base));
+    }
   });
 }
 
