@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Launcher behaviour that expect_fail.sh cannot drive: Ctrl-C / SIGTERM forwarded to the ranks,
+# a program that does not exist, non-MPI programs, -np, and 8 ranks at once.
+# Usage: signals.sh ONESIDED_RUN MODES_PROGRAM
+set -u
+run="$1"
+prog="$2"
+fail=0
+check() {  # check NAME CONDITION-EXIT-CODE
+  if [ "$2" -eq 0 ]; then echo "ok $1"; else echo "FAIL $1"; fail=1; fi
+}
+# Ranks get a marker argument unique to this run (this script's own arguments do not contain
+# it), so other jobs running the same program do not count.
+marker="signals-test-$$-$RANDOM"
+leftover() { sleep 0.3; pgrep -f -- "$marker" >/dev/null && return 1 || return 0; }
+
+for sig in INT TERM HUP; do
+  "$run" -n 3 "$prog" hang "$marker" 2>"/tmp/onesided-signals.$$" &
+  pid=$!
+  sleep 1
+  start=$(date +%s%N)
+  kill -"$sig" "$pid"
+  wait "$pid"
+  status=$?
+  ms=$((($(date +%s%N) - start) / 1000000))
+  num=$(kill -l "$sig")
+  [ "$status" -eq $((128 + num)) ] && [ "$ms" -lt 1000 ]
+  check "SIG$sig forwarded: exit $status after $ms ms" $?
+  grep -q "stopping 3 ranks" "/tmp/onesided-signals.$$"
+  check "SIG$sig reported" $?
+  leftover
+  check "SIG$sig: no process left" $?
+done
+rm -f "/tmp/onesided-signals.$$"
+
+"$run" -n 2 /nonexistent/program 2>/dev/null
+check "missing program exits 127" $(( $? == 127 ? 0 : 1 ))
+out=$("$run" -np 2 echo hello)
+check "non-MPI program, -np spelling" $(( $? == 0 ? 0 : 1 ))
+[ "$(echo "$out" | grep -c hello)" -eq 2 ]
+check "output of both ranks forwarded" $?
+out=$("$run" -n 8 "$prog" ok)
+check "8 ranks complete" $(( $? == 0 ? 0 : 1 ))
+echo "$out" | grep -q "modes: ok done"
+check "8 ranks output" $?
+"$run" -n 2 --timeout 1 "$prog" hang "$marker" 2>/dev/null
+check "timeout exits 124" $(( $? == 124 ? 0 : 1 ))
+leftover
+check "timeout: no process left" $?
+exit "$fail"
