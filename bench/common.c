@@ -1,178 +1,159 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "common.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct options {
-  int warmup, iters, batches, verify;
-  size_t min_bytes, max_bytes;
-  int create; /* MPI_Win_create over malloc'ed memory instead of MPI_Win_allocate */
-  const char* label;
-};
+/* MPI_COMM_WORLD returns errors (windows keep the standard's MPI_ERRORS_ARE_FATAL); every call is
+ * checked, and a failure names the call and the error before aborting. */
+#define CHECK(call)                                                   \
+  do {                                                                \
+    int check_rc_ = (call);                                           \
+    if (check_rc_ != MPI_SUCCESS) fail(#call, check_rc_, __LINE__);   \
+  } while (0)
 
-static void usage(const char* name) {
-  fprintf(stderr,
-          "usage: %s [--warmup-iters N] [--iters N] [--repeats N] [--min-bytes N] "
-          "[--max-bytes N] [--flavor allocate|create] [--label NAME] [--verify|--no-verify]\n",
-          name);
+static void fail(const char* what, int rc, int line) {
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS) snprintf(msg, sizeof msg, "error %d", rc);
+  fprintf(stderr, "bench (common.c:%d): %s failed: %s\n", line, what, msg);
+  MPI_Abort(MPI_COMM_WORLD, 3);
 }
 
-static int parse(int argc, char** argv, const struct bench_spec* spec, struct options* o) {
-  static struct option longopts[] = {
-      {"warmup-iters", required_argument, 0, 'w'}, {"iters", required_argument, 0, 'i'},
-      {"repeats", required_argument, 0, 'r'},      {"min-bytes", required_argument, 0, 'm'},
-      {"max-bytes", required_argument, 0, 'M'},    {"flavor", required_argument, 0, 'f'},
-      {"label", required_argument, 0, 'l'},        {"verify", no_argument, 0, 'v'},
-      {"no-verify", no_argument, 0, 'n'},          {"help", no_argument, 0, 'h'},
-      {0, 0, 0, 0}};
-  o->warmup = 200;
-  o->iters = spec->ops_per_iter > 1 ? 100 : 2000;
-  o->batches = 11;
-  o->verify = 1;
-  o->min_bytes = 8;
-  o->max_bytes = (size_t)1 << 20;
-  o->create = 0;
-  o->label = "mpi";
-  int c;
-  while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-    switch (c) {
-      case 'w': o->warmup = atoi(optarg); break;
-      case 'i': o->iters = atoi(optarg); break;
-      case 'r': o->batches = atoi(optarg); break;
-      case 'm': o->min_bytes = strtoull(optarg, NULL, 10); break;
-      case 'M': o->max_bytes = strtoull(optarg, NULL, 10); break;
-      case 'f':
-        if (strcmp(optarg, "create") == 0) {
-          o->create = 1;
-        } else if (strcmp(optarg, "allocate") != 0) {
-          usage(argv[0]);
-          return 1;
-        }
-        break;
-      case 'l': o->label = optarg; break;
-      case 'v': o->verify = 1; break;
-      case 'n': o->verify = 0; break;
-      default: usage(argv[0]); return 1;
+/* One iteration: rank 0 issues the operations, everybody fences. */
+static void iteration(const struct bench_spec* s, int rank, char* buf, size_t bytes, MPI_Win win) {
+  if (rank == 0 && s->op != BENCH_NONE) {
+    for (int k = 0; k < s->ops_per_iter; ++k) {
+      if (s->op == BENCH_PUT) {
+        CHECK(MPI_Put(buf, (int)bytes, MPI_BYTE, 1, 0, (int)bytes, MPI_BYTE, win));
+      } else {
+        CHECK(MPI_Get(buf, (int)bytes, MPI_BYTE, 1, 0, (int)bytes, MPI_BYTE, win));
+      }
     }
   }
-  if (o->iters < 1 || o->batches < 1 || o->warmup < 0 || o->min_bytes < 1 ||
-      o->max_bytes < o->min_bytes) {
-    usage(argv[0]);
-    return 1;
+  CHECK(MPI_Win_fence(0, win));
+}
+
+/* Before the timed loop of one size: the data the loop must move. Closed by the first fence. */
+static void prepare(const struct bench_spec* s, int rank, char* buf, char* winbuf, size_t bytes) {
+  if (s->op == BENCH_PUT && rank == 0) {
+    for (size_t i = 0; i < bytes; ++i) buf[i] = (char)bench_pattern(i, bytes);
+  } else if (s->op == BENCH_GET) {
+    if (rank == 1)
+      for (size_t i = 0; i < bytes; ++i) winbuf[i] = (char)bench_pattern(i, bytes);
+    if (rank == 0) memset(buf, 0, bytes);
+  }
+}
+
+/* After the timed loop (its last fence completed every operation): target side for put, origin
+ * side for get. Returns 1 on wrong data, with a message. */
+static int check(const struct bench_spec* s, int rank, const char* buf, const char* winbuf,
+                 size_t bytes) {
+  const char* data = NULL;
+  if (s->op == BENCH_PUT && rank == 1) data = winbuf;
+  if (s->op == BENCH_GET && rank == 0) data = buf;
+  if (!data) return 0;
+  for (size_t i = 0; i < bytes; ++i) {
+    if ((unsigned char)data[i] != bench_pattern(i, bytes)) {
+      fprintf(stderr,
+              "%s: verify failed on rank %d (%s side) after %zu-byte transfers: byte %zu is %u, "
+              "expected %u\n",
+              s->name, rank, s->op == BENCH_PUT ? "target" : "origin", bytes, i,
+              (unsigned)(unsigned char)data[i], (unsigned)bench_pattern(i, bytes));
+      return 1;
+    }
   }
   return 0;
 }
 
-static int cmp_double(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
-
-static unsigned char pattern(size_t i, size_t bytes) { return (unsigned char)((i * 7 + bytes) % 251); }
-
-/* One iteration: rank 0 issues the operations, everybody fences. */
-static void iteration(const struct bench_spec* s, int rank, char* buf, size_t bytes, MPI_Win win) {
-  if (rank == 0) {
-    for (int k = 0; k < s->ops_per_iter; ++k) {
-      if (s->op == BENCH_PUT) {
-        MPI_Put(buf, (int)bytes, MPI_BYTE, 1, 0, (int)bytes, MPI_BYTE, win);
-      } else if (s->op == BENCH_GET) {
-        MPI_Get(buf, (int)bytes, MPI_BYTE, 1, 0, (int)bytes, MPI_BYTE, win);
-      }
-    }
-  }
-  MPI_Win_fence(0, win);
-}
-
-/* Rank 1's window holds a known pattern (get) or must end up with rank 0's (put). */
-static int verify(const struct bench_spec* s, int rank, char* buf, char* winbuf, size_t bytes,
-                  MPI_Win win) {
-  int bad = 0;
-  if (s->op == BENCH_PUT) {
-    if (rank == 0) {
-      for (size_t i = 0; i < bytes; ++i) buf[i] = (char)pattern(i, bytes);
-      MPI_Put(buf, (int)bytes, MPI_BYTE, 1, 0, (int)bytes, MPI_BYTE, win);
-    }
-    MPI_Win_fence(0, win);
-    if (rank == 1) {
-      for (size_t i = 0; i < bytes && !bad; ++i) bad = (unsigned char)winbuf[i] != pattern(i, bytes);
-    }
-  } else if (s->op == BENCH_GET) {
-    if (rank == 1) {
-      for (size_t i = 0; i < bytes; ++i) winbuf[i] = (char)pattern(i, bytes);
-    }
-    MPI_Win_fence(0, win);
-    if (rank == 0) {
-      memset(buf, 0, bytes);
-      MPI_Get(buf, (int)bytes, MPI_BYTE, 1, 0, (int)bytes, MPI_BYTE, win);
-    }
-    MPI_Win_fence(0, win);
-    if (rank == 0) {
-      for (size_t i = 0; i < bytes && !bad; ++i) bad = (unsigned char)buf[i] != pattern(i, bytes);
-    }
-  }
-  MPI_Win_fence(0, win);
-  if (bad) fprintf(stderr, "%s: rank %d: wrong data after %zu-byte transfers\n", s->name, rank, bytes);
-  return bad;
+static void check_flavor(MPI_Win win, int want_create, int rank) {
+  int* flavor = NULL;
+  int flag = 0;
+  CHECK(MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &flavor, &flag));
+  int want = want_create ? MPI_WIN_FLAVOR_CREATE : MPI_WIN_FLAVOR_ALLOCATE;
+  if (flag && flavor && *flavor != want && rank == 0)
+    fprintf(stderr, "bench: warning: window reports create flavor %d, expected %d\n", *flavor, want);
 }
 
 int bench_main(int argc, char** argv, const struct bench_spec* spec) {
   MPI_Init(&argc, &argv);
+  CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  struct options o;
-  if (parse(argc, argv, spec, &o) != 0) MPI_Abort(MPI_COMM_WORLD, 2);
+  CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+  CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+  struct bench_options o;
+  if (bench_parse_options(argc, argv, spec->default_iters, &o) != 0) MPI_Abort(MPI_COMM_WORLD, 2);
   if (size < 2) {
-    if (rank == 0) fprintf(stderr, "%s: needs at least 2 ranks\n", spec->name);
+    if (rank == 0) fprintf(stderr, "%s: needs at least 2 ranks, got %d\n", spec->name, size);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
+  if (rank == 0) {
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    CHECK(MPI_Get_library_version(lib, &len));
+    lib[strcspn(lib, "\n")] = '\0';
+    fprintf(stderr, "# %s (%s, %s): %s\n", spec->name, o.label, o.create ? "create" : "allocate",
+            lib);
+  }
+  /* The fence benchmark moves nothing: one row, 0 bytes. */
+  if (spec->op == BENCH_NONE) {
+    o.nsizes = 1;
+    o.sizes[0] = 0;
+    o.max_bytes = 1;
+  }
+
   char* winbuf = NULL;
-  char* user = NULL;
+  char* buf = NULL;
   MPI_Win win;
   if (o.create) {
-    user = malloc(o.max_bytes);
-    winbuf = user;
-    MPI_Win_create(winbuf, (MPI_Aint)o.max_bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    winbuf = malloc(o.max_bytes);
+    buf = malloc(o.max_bytes);
+    if (!winbuf || !buf) {
+      fprintf(stderr, "%s: out of memory (%zu bytes)\n", spec->name, o.max_bytes);
+      MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    CHECK(MPI_Win_create(winbuf, (MPI_Aint)o.max_bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
   } else {
-    MPI_Win_allocate((MPI_Aint)o.max_bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &winbuf, &win);
+    CHECK(MPI_Win_allocate((MPI_Aint)o.max_bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &winbuf, &win));
+    CHECK(MPI_Alloc_mem((MPI_Aint)o.max_bytes, MPI_INFO_NULL, &buf));
   }
+  check_flavor(win, o.create, rank);
   memset(winbuf, 0, o.max_bytes);
-  char* buf = malloc(o.max_bytes);
-  memset(buf, 1, o.max_bytes);
-  double* per = malloc(sizeof(double) * (size_t)o.batches);
+  memset(buf, 0, o.max_bytes);
+  double* per = malloc(sizeof(double) * (size_t)o.repeats);
   int failed = 0;
-  MPI_Win_fence(0, win);
-  for (size_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= bytes < 4096 ? 8 : 16) {
-    /* Fewer iterations for large messages, so every size takes a similar time. */
-    int iters = o.iters;
-    if (bytes >= 65536) iters = iters / 4 > 10 ? iters / 4 : 10;
-    if (bytes >= 1048576) iters = iters / 4 > 10 ? iters / 4 : 10;
-    for (int i = 0; i < o.warmup; ++i) iteration(spec, rank, buf, bytes, win);
-    for (int b = 0; b < o.batches; ++b) {
+
+  for (int si = 0; si < o.nsizes; ++si) {
+    const size_t bytes = o.sizes[si];
+    const int iters = bench_scaled_iters(o.iters, bytes, spec->ops_per_iter);
+    const int warmup = bench_scaled_iters(o.warmup, bytes, spec->ops_per_iter);
+    prepare(spec, rank, buf, winbuf, bytes);
+    CHECK(MPI_Win_fence(0, win)); /* publishes prepare(); nobody starts before everybody is here */
+    for (int i = 0; i < warmup; ++i) iteration(spec, rank, buf, bytes, win);
+    for (int b = 0; b < o.repeats; ++b) {
       double t = MPI_Wtime();
       for (int i = 0; i < iters; ++i) iteration(spec, rank, buf, bytes, win);
       per[b] = (MPI_Wtime() - t) / iters;
     }
-    qsort(per, (size_t)o.batches, sizeof(double), cmp_double);
-    double p50 = per[o.batches / 2], min = per[0];
-    double mbps = (double)bytes * spec->ops_per_iter / p50 / 1e6;
     if (rank == 0) {
-      printf("{\"bench\":\"%s\",\"system\":\"%s\",\"flavor\":\"%s\",\"bytes\":%zu,\"ranks\":%d,"
-             "\"iters\":%d,\"p50_us\":%.4f,\"min_us\":%.4f,\"mbps\":%.1f}\n",
-             spec->name, o.label, o.create ? "create" : "allocate", bytes, size, iters, p50 * 1e6,
-             min * 1e6, mbps);
-      fflush(stdout);
+      double p50, min;
+      bench_batch_stats(per, o.repeats, &p50, &min);
+      double mbps = (double)bytes * spec->ops_per_iter / p50 / 1e6;
+      bench_print_json(spec->name, o.label, o.create ? "create" : "allocate", bytes, size, iters,
+                       o.repeats, p50, min, mbps);
     }
-    if (o.verify) failed |= verify(spec, rank, buf, winbuf, bytes, win);
+    if (o.verify) failed |= check(spec, rank, buf, winbuf, bytes);
   }
-  MPI_Win_free(&win);
-  free(user);
-  free(buf);
+
+  CHECK(MPI_Win_free(&win));
+  if (o.create) {
+    free(winbuf);
+    free(buf);
+  } else {
+    CHECK(MPI_Free_mem(buf));
+  }
   free(per);
   MPI_Finalize();
-  return failed;
+  return failed ? 1 : 0;
 }

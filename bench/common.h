@@ -1,25 +1,39 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The shared harness of the RMA benchmarks. Written against the standard <mpi.h> only, so the
- * same source builds with onesided's mpicc and with any other MPI (mpicc.openmpi). */
+/* The shared harness of the RMA benchmarks. Written against the standard <mpi.h> only (C11), so
+ * the same source builds with onesided (onesided_mpi_executable) and with any other MPI
+ * (mpicc.openmpi). Options, statistics and the JSON line come from options.h.
+ *
+ * Every program runs on 2+ ranks; rank 0 is the origin, rank 1 the target, other ranks only fence.
+ * One timed iteration: rank 0 issues `ops_per_iter` operations of `bytes` to rank 1 (put, get or
+ * none), then every rank calls MPI_Win_fence -- one fence epoch, as in OSU's osu_put_latency -w
+ * create/allocate -s fence. Iterations run in batches; rank 0 reports the median batch, divided by
+ * its iterations, from its own clock (no reductions).
+ *
+ * Flavors: "allocate" = window from MPI_Win_allocate and origin buffer from MPI_Alloc_mem (all
+ * memory from MPI); "create" = MPI_Win_create over malloc'ed memory and a malloc'ed origin buffer
+ * (all user memory).
+ *
+ * --verify (default on): before each size, the origin buffer (put) or the target window (get) is
+ * filled with a size-dependent pattern; after the timed loop the target window (put) or the origin
+ * buffer (get) must hold it. A mismatch prints a message and the program exits non-zero. */
 #ifndef ONESIDED_BENCH_COMMON_H
 #define ONESIDED_BENCH_COMMON_H
 
 #include <mpi.h>
-#include <stddef.h>
 
-/* What one timed iteration does: `ops` operations of `bytes` by rank 0 to rank 1 (put or get,
- * or none), then MPI_Win_fence on every rank. */
+#include "options.h"
+
 enum bench_op { BENCH_NONE, BENCH_PUT, BENCH_GET };
 
 struct bench_spec {
   const char* name;  /* JSON "bench" */
   enum bench_op op;
   int ops_per_iter;  /* 1 for latency, a window of operations for bandwidth */
-  int report_bw;     /* print MB/s as the main figure */
+  int default_iters; /* iterations per batch when --iters is not given */
 };
 
-/* Parses the options, runs every message size, prints one JSON line per size on rank 0.
- * Returns the process exit code (non-zero when --verify found wrong data). */
+/* Initialises MPI, parses the options, runs every message size, prints one JSON line per size on
+ * rank 0, finalises. Returns the process exit code (non-zero when --verify found wrong data). */
 int bench_main(int argc, char** argv, const struct bench_spec* spec);
 
 #endif

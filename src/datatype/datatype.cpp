@@ -141,14 +141,14 @@ bool signaturesMatch(const Datatype& o, std::size_t ocount, const Datatype& t,
                      std::size_t tcount) {
   if (o.size() * ocount != t.size() * tcount) return false;
   if (o.size() * ocount == 0) return true;
+  // MPI_PACKED matches anything at the other end (MPI-3.1 §3.3.1).
+  if (o.id() == kPacked || t.id() == kPacked) return true;
   // The common cases without building run lists: the same type, or two homogeneous types.
   if (o.id() == t.id()) return ocount == tcount;
   if (o.signature().size() == 1 && t.signature().size() == 1) {
     return o.signature()[0].kind == t.signature()[0].kind &&
            o.signature()[0].count * ocount == t.signature()[0].count * tcount;
   }
-  // MPI_PACKED matches anything at the other end (MPI-3.1 §3.3.1).
-  if (o.id() == kPacked || t.id() == kPacked) return true;
   constexpr std::size_t kLimit = 1U << 16;
   std::vector<Datatype::SigRun> a;
   std::vector<Datatype::SigRun> b;
