@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* memcpy_bw: the hot-memcpy bound the put benchmarks are compared with (same JSON format,
- * "system":"memcpy"). No MPI. */
+/* memcpy_bw: the hot-memcpy bound the put benchmarks are compared with. No MPI: the same options,
+ * sizes, batches and JSON line as the RMA programs (options.h), "system":"memcpy", "ranks":1.
+ * One iteration = one memcpy of N bytes between two buffers that stay in cache. */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "options.h"
 
 static double now(void) {
   struct timespec t;
@@ -12,35 +16,46 @@ static double now(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static int cmp(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
-
 int main(int argc, char** argv) {
-  size_t max = argc > 1 ? strtoull(argv[1], NULL, 10) : (size_t)1 << 20;
-  enum { kBatches = 11 };
-  char* src = malloc(max);
-  char* dst = malloc(max);
-  memset(src, 1, max);
-  memset(dst, 0, max);
-  for (size_t bytes = 8; bytes <= max; bytes *= bytes < 4096 ? 8 : 16) {
-    int iters = bytes >= 65536 ? 500 : 20000;
-    double per[kBatches];
-    for (int b = 0; b < kBatches; ++b) {
+  struct bench_options o;
+  if (bench_parse_options(argc, argv, 1000, &o) != 0) return 2;
+  char* src = malloc(o.max_bytes);
+  char* dst = malloc(o.max_bytes);
+  double* per = malloc(sizeof(double) * (size_t)o.repeats);
+  if (!src || !dst || !per) {
+    fprintf(stderr, "memcpy_bw: out of memory\n");
+    return 3;
+  }
+  memset(dst, 0, o.max_bytes);
+  int failed = 0;
+  for (int si = 0; si < o.nsizes; ++si) {
+    const size_t bytes = o.sizes[si];
+    const int iters = bench_scaled_iters(o.iters, bytes, 1);
+    const int warmup = bench_scaled_iters(o.warmup, bytes, 1);
+    for (size_t i = 0; i < bytes; ++i) src[i] = (char)bench_pattern(i, bytes);
+    for (int i = 0; i < warmup; ++i) {
+      memcpy(dst, src, bytes);
+      __asm__ __volatile__("" : : "r"(dst) : "memory"); /* keep every copy */
+    }
+    for (int b = 0; b < o.repeats; ++b) {
       double t = now();
       for (int i = 0; i < iters; ++i) {
         memcpy(dst, src, bytes);
-        __asm__ __volatile__("" : : "r"(dst) : "memory"); /* keep every copy */
+        __asm__ __volatile__("" : : "r"(dst) : "memory");
       }
       per[b] = (now() - t) / iters;
     }
-    qsort(per, kBatches, sizeof(double), cmp);
-    printf("{\"bench\":\"memcpy\",\"system\":\"memcpy\",\"flavor\":\"-\",\"bytes\":%zu,\"ranks\":1,"
-           "\"iters\":%d,\"p50_us\":%.4f,\"min_us\":%.4f,\"mbps\":%.1f}\n",
-           bytes, iters, per[kBatches / 2] * 1e6, per[0] * 1e6, (double)bytes / per[kBatches / 2] / 1e6);
+    double p50, min;
+    bench_batch_stats(per, o.repeats, &p50, &min);
+    bench_print_json("memcpy_bw", "memcpy", "-", bytes, 1, iters, o.repeats, p50, min,
+                     (double)bytes / p50 / 1e6);
+    if (o.verify && memcmp(dst, src, bytes) != 0) {
+      fprintf(stderr, "memcpy_bw: verify failed after %zu-byte copies\n", bytes);
+      failed = 1;
+    }
   }
   free(src);
   free(dst);
-  return 0;
+  free(per);
+  return failed;
 }

@@ -264,33 +264,11 @@ class UcxEndpoint final : public Endpoint {
   }
 
   Issue put(std::span<const Iov> src, std::uint64_t raddr, const RemoteKey& key) override {
-    const auto& k = static_cast<const UcxKey&>(key);
-    ucp_rkey_h rkey = k.get();
-    ucp_request_param_t p{};
-    Issue issue = Issue::kDone;
-    for (const auto& s : src) {
-      if (s.len == 0) continue;
-      if (!k.cma<true>(s, raddr, peer_)) {
-        issue = release(ucp_put_nbx(ep_, s.addr, s.len, raddr, rkey, &p), "ucp_put_nbx");
-      }
-      raddr += s.len;
-    }
-    return issue;
+    return rma<true>(src, raddr, static_cast<const UcxKey&>(key));
   }
 
   Issue get(std::span<const Iov> dst, std::uint64_t raddr, const RemoteKey& key) override {
-    const auto& k = static_cast<const UcxKey&>(key);
-    ucp_rkey_h rkey = k.get();
-    ucp_request_param_t p{};
-    Issue issue = Issue::kDone;
-    for (const auto& d : dst) {
-      if (d.len == 0) continue;
-      if (!k.cma<false>(d, raddr, peer_)) {
-        issue = release(ucp_get_nbx(ep_, d.addr, d.len, raddr, rkey, &p), "ucp_get_nbx");
-      }
-      raddr += d.len;
-    }
-    return issue;
+    return rma<false>(dst, raddr, static_cast<const UcxKey&>(key));
   }
 
   void atomic(AtomicOp op, std::size_t bytes, std::uint64_t operand, std::uint64_t compare,
@@ -325,6 +303,23 @@ class UcxEndpoint final : public Endpoint {
   }
 
  private:
+  /// Each piece goes by cross-memory attach when the key allows it (complete at once), else
+  /// through ucp_put_nbx / ucp_get_nbx (complete after flush).
+  template <bool kPut>
+  Issue rma(std::span<const Iov> local, std::uint64_t raddr, const UcxKey& k) {
+    ucp_request_param_t p{};
+    Issue issue = Issue::kDone;
+    for (const auto& l : local) {
+      if (l.len == 0) continue;
+      if (!k.cma<kPut>(l, raddr, peer_)) {
+        issue = kPut ? release(ucp_put_nbx(ep_, l.addr, l.len, raddr, k.get(), &p), "ucp_put_nbx")
+                     : release(ucp_get_nbx(ep_, l.addr, l.len, raddr, k.get(), &p), "ucp_get_nbx");
+      }
+      raddr += l.len;
+    }
+    return issue;
+  }
+
   /// A put / get whose request is NULL completed in place; otherwise flush() collects it.
   /// (A NULL put is locally complete only, so UCX puts count as pending either way.)
   static Issue release(ucs_status_ptr_t req, const char* what) {
