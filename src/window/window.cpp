@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "log.hpp"
 #include "onesided/comm.hpp"
@@ -222,7 +223,8 @@ std::uint64_t Window::check(const char* what, const void* origin, std::int64_t o
                               str(p) + ")");
   }
   if (epoch_ == Epoch::kNone) {
-    throw Error(kErrRmaSync, std::string(what) + " to rank " + str(target) +
+    const bool isGet = std::string_view(what) == "get";
+    throw Error(kErrRmaSync, std::string(what) + (isGet ? " from rank " : " to rank ") + str(target) +
                                  " outside an access epoch (call MPI_Win_fence first)");
   }
   if (!signaturesMatch(otype, static_cast<std::size_t>(ocount), ttype,
