@@ -7,10 +7,10 @@
 
 /* MPI_COMM_WORLD returns errors (windows keep the standard's MPI_ERRORS_ARE_FATAL); every call is
  * checked, and a failure names the call and the error before aborting. */
-#define CHECK(call)                                                   \
-  do {                                                                \
-    int check_rc_ = (call);                                           \
-    if (check_rc_ != MPI_SUCCESS) fail(#call, check_rc_, __LINE__);   \
+#define CHECK(call)                                                 \
+  do {                                                              \
+    int check_rc_ = (call);                                         \
+    if (check_rc_ != MPI_SUCCESS) fail(#call, check_rc_, __LINE__); \
   } while (0)
 
 static void fail(const char* what, int rc, int line) {
@@ -73,7 +73,8 @@ static void check_flavor(MPI_Win win, int want_create, int rank) {
   CHECK(MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &flavor, &flag));
   int want = want_create ? MPI_WIN_FLAVOR_CREATE : MPI_WIN_FLAVOR_ALLOCATE;
   if (flag && flavor && *flavor != want && rank == 0)
-    fprintf(stderr, "bench: warning: window reports create flavor %d, expected %d\n", *flavor, want);
+    fprintf(stderr, "bench: warning: window reports create flavor %d, expected %d\n", *flavor,
+            want);
 }
 
 int bench_main(int argc, char** argv, const struct bench_spec* spec) {

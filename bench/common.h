@@ -26,7 +26,7 @@
 enum bench_op { BENCH_NONE, BENCH_PUT, BENCH_GET };
 
 struct bench_spec {
-  const char* name;  /* JSON "bench" */
+  const char* name; /* JSON "bench" */
   enum bench_op op;
   int ops_per_iter;  /* 1 for latency, a window of operations for bandwidth */
   int default_iters; /* iterations per batch when --iters is not given */

@@ -39,8 +39,8 @@ std::unique_ptr<transport::Transport> makeTransport(const Options& options) {
   }
   std::string known;
   for (const auto& t : transport::availableTransports()) known += " " + t;
-  throw Error(kErrArg, "ONESIDED_TRANSPORT: unknown transport '" + name + "' (this build has:" +
-                           known + ", auto)");
+  throw Error(kErrArg, "ONESIDED_TRANSPORT: unknown transport '" + name +
+                           "' (this build has:" + known + ", auto)");
 }
 
 // Pack [address][sync info] into one blob so start-up is a single allgather.
@@ -80,7 +80,8 @@ Context::Context(std::unique_ptr<bootstrap::Bootstrap> boot, const Options& opti
   for (std::size_t i = 0; i < blobs.size(); ++i) {
     std::uint64_t n = 0;
     std::memcpy(&n, blobs[i].data(), 8);
-    addresses_[i].assign(blobs[i].begin() + 8, blobs[i].begin() + 8 + static_cast<std::ptrdiff_t>(n));
+    addresses_[i].assign(blobs[i].begin() + 8,
+                         blobs[i].begin() + 8 + static_cast<std::ptrdiff_t>(n));
     syncInfos[i].assign(blobs[i].begin() + 8 + static_cast<std::ptrdiff_t>(n), blobs[i].end());
   }
   world_->connectSync(syncInfos);
@@ -124,9 +125,9 @@ transport::Endpoint& Context::endpoint(int worldRank) {
 
 void* Context::allocMemory(std::size_t len) {
   // A unique, usable address even for 0 bytes, as malloc gives.
-  auto r = transport_->registerMemory(nullptr, std::max<std::size_t>(len, 64),
-                                      transport::Placement::kAllocate,
-                                      transport::Access::kRemoteAll);
+  auto r =
+      transport_->registerMemory(nullptr, std::max<std::size_t>(len, 64),
+                                 transport::Placement::kAllocate, transport::Access::kRemoteAll);
   void* base = r->base();
   allocations_[reinterpret_cast<std::uintptr_t>(base)] = std::move(r);
   return base;

@@ -10,4 +10,4 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake pkg-config git ca-certificates \
   libucx-dev ucx-utils libibverbs-dev librdmacm-dev \
   libspdlog-dev libfmt-dev libcli11-dev libgtest-dev libgmock-dev \
-  openmpi-bin libopenmpi-dev gnuplot-nox python3 procps psmisc >/dev/null
+  openmpi-bin libopenmpi-dev gnuplot-nox python3 procps psmisc clang-format >/dev/null

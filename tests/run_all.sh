@@ -13,12 +13,20 @@ if [ "${ONESIDED_SKIP_DEPS:-0}" != 1 ]; then
   "$here/tests/install_deps.sh"
 fi
 
+echo "== clang-format"
+status=0
+if command -v clang-format >/dev/null; then
+  (cd "$here" && git ls-files '*.cpp' '*.hpp' '*.c' '*.h' | xargs clang-format --dry-run -Werror) ||
+    status=1
+else
+  echo "clang-format not installed: format not checked"
+fi
+
 echo "== build ($build)"
 cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j "$jobs"
 
 echo "== tests"
-status=0
 (cd "$build" && ctest --output-on-failure -j "$jobs" --timeout 600) || status=1
 
 echo "== ASan + UBSan build, unit suites"

@@ -30,10 +30,14 @@ namespace {
 
 int classOf(ucs_status_t s) {
   switch (s) {
-    case UCS_ERR_NO_MEMORY: return kErrNoMem;
-    case UCS_ERR_INVALID_PARAM: return kErrArg;
-    case UCS_ERR_UNSUPPORTED: return kErrUnsupportedOperation;
-    default: return kErrOther;
+    case UCS_ERR_NO_MEMORY:
+      return kErrNoMem;
+    case UCS_ERR_INVALID_PARAM:
+      return kErrArg;
+    case UCS_ERR_UNSUPPORTED:
+      return kErrUnsupportedOperation;
+    default:
+      return kErrOther;
   }
 }
 
@@ -205,8 +209,8 @@ class UcxKey final : public RemoteKey {
       if (n < 0) {
         if (errno == EINTR) continue;
         if (errno == EPERM || errno == ENOSYS || errno == EACCES) {
-          log::ucx().debug("cross-memory attach to peer {} refused ({}), using ucx",
-                           peer, std::strerror(errno));
+          log::ucx().debug("cross-memory attach to peer {} refused ({}), using ucx", peer,
+                           std::strerror(errno));
           cmaRefused_ = true;
           if (done == 0) return false;
         }
@@ -288,8 +292,8 @@ class UcxEndpoint final : public Endpoint {
     ucp_atomic_op_t uop = op == AtomicOp::kFetchAdd ? UCP_ATOMIC_OP_ADD
                           : op == AtomicOp::kSwap   ? UCP_ATOMIC_OP_SWAP
                                                     : UCP_ATOMIC_OP_CSWAP;
-    const void* buf = bytes == 8 ? static_cast<const void*>(&value)
-                                 : static_cast<const void*>(&value32);
+    const void* buf =
+        bytes == 8 ? static_cast<const void*>(&value) : static_cast<const void*>(&value32);
     ctx_->wait(ucp_atomic_op_nbx(ep_, uop, buf, 1, raddr, rkey, &p), "ucp_atomic_op_nbx");
     if (result != nullptr) {
       std::memcpy(result, bytes == 8 ? static_cast<void*>(&reply) : static_cast<void*>(&reply32),

@@ -55,8 +55,7 @@ class Datatype {
 
 /// True when `ocount` elements of `o` and `tcount` elements of `t` have the same type signature
 /// (MPI-3.1 §3.3.1 type matching, as RMA requires between origin and target).
-bool signaturesMatch(const Datatype& o, std::size_t ocount, const Datatype& t,
-                     std::size_t tcount);
+bool signaturesMatch(const Datatype& o, std::size_t ocount, const Datatype& t, std::size_t tcount);
 
 /// The predefined datatype for a C++ type, for the typed C++ API.
 template <class T>

@@ -70,8 +70,8 @@ class Window {
   void put(const void* origin, std::int64_t ocount, const Datatype& otype, int target,
            std::int64_t disp, std::int64_t tcount, const Datatype& ttype);
   /// MPI_Get: as put, in the other direction; `origin` is valid after the next fence.
-  void get(void* origin, std::int64_t ocount, const Datatype& otype, int target,
-           std::int64_t disp, std::int64_t tcount, const Datatype& ttype);
+  void get(void* origin, std::int64_t ocount, const Datatype& otype, int target, std::int64_t disp,
+           std::int64_t tcount, const Datatype& ttype);
 
   /// Typed helpers: `src.size()` elements to target's displacement `disp` (in disp units).
   template <class T>
@@ -126,7 +126,7 @@ class Window {
   int dispUnit_;
   void* base_ = nullptr;
   std::size_t size_ = 0;
-  std::unique_ptr<transport::MemoryRegion> region_;  // our registration, if we made one
+  std::unique_ptr<transport::MemoryRegion> region_;   // our registration, if we made one
   const transport::MemoryRegion* exposed_ = nullptr;  // region_ or an MPI_Alloc_mem region
   std::unique_ptr<detail::SyncRegion> sync_;
   std::vector<Target> targets_;

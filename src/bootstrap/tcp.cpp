@@ -35,8 +35,9 @@ int envInt(const char* name, int min, int max) {
   errno = 0;
   long x = std::strtol(v, &end, 10);
   if (errno != 0 || *end != '\0' || x < min || x > max) {
-    throw Error(kErrOther, std::string("bootstrap: ") + name + "='" + v + "' is not an integer in [" +
-                               std::to_string(min) + ", " + std::to_string(max) + "]");
+    throw Error(kErrOther, std::string("bootstrap: ") + name + "='" + v +
+                               "' is not an integer in [" + std::to_string(min) + ", " +
+                               std::to_string(max) + "]");
   }
   return static_cast<int>(x);
 }

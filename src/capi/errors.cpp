@@ -68,34 +68,54 @@ bool validCode(int code) {
 
 const char* describe(int c) {
   switch (c) {
-    case MPI_SUCCESS: return "no error";
-    case MPI_ERR_BUFFER: return "invalid buffer pointer";
-    case MPI_ERR_COUNT: return "invalid count argument";
-    case MPI_ERR_TYPE: return "invalid datatype";
-    case MPI_ERR_COMM: return "invalid communicator";
-    case MPI_ERR_RANK: return "invalid rank";
-    case MPI_ERR_ARG: return "invalid argument of some other kind";
-    case MPI_ERR_OTHER: return "known error not in this list";
-    case MPI_ERR_INTERN: return "internal error";
-    case MPI_ERR_NO_MEM: return "out of memory";
-    case MPI_ERR_WIN: return "invalid window";
-    case MPI_ERR_BASE: return "invalid base";
-    case MPI_ERR_KEYVAL: return "invalid keyval";
-    case MPI_ERR_RMA_SYNC: return "wrong synchronization of RMA calls";
-    case MPI_ERR_SIZE: return "invalid size";
-    case MPI_ERR_DISP: return "invalid displacement";
-    case MPI_ERR_ASSERT: return "invalid assertion";
-    case MPI_ERR_RMA_RANGE: return "target memory is not part of the window";
-    case MPI_ERR_INFO: return "invalid info object";
-    case MPI_ERR_UNSUPPORTED_OPERATION: return "unsupported operation";
-    default: return "error";
+    case MPI_SUCCESS:
+      return "no error";
+    case MPI_ERR_BUFFER:
+      return "invalid buffer pointer";
+    case MPI_ERR_COUNT:
+      return "invalid count argument";
+    case MPI_ERR_TYPE:
+      return "invalid datatype";
+    case MPI_ERR_COMM:
+      return "invalid communicator";
+    case MPI_ERR_RANK:
+      return "invalid rank";
+    case MPI_ERR_ARG:
+      return "invalid argument of some other kind";
+    case MPI_ERR_OTHER:
+      return "known error not in this list";
+    case MPI_ERR_INTERN:
+      return "internal error";
+    case MPI_ERR_NO_MEM:
+      return "out of memory";
+    case MPI_ERR_WIN:
+      return "invalid window";
+    case MPI_ERR_BASE:
+      return "invalid base";
+    case MPI_ERR_KEYVAL:
+      return "invalid keyval";
+    case MPI_ERR_RMA_SYNC:
+      return "wrong synchronization of RMA calls";
+    case MPI_ERR_SIZE:
+      return "invalid size";
+    case MPI_ERR_DISP:
+      return "invalid displacement";
+    case MPI_ERR_ASSERT:
+      return "invalid assertion";
+    case MPI_ERR_RMA_RANGE:
+      return "target memory is not part of the window";
+    case MPI_ERR_INFO:
+      return "invalid info object";
+    case MPI_ERR_UNSUPPORTED_OPERATION:
+      return "unsupported operation";
+    default:
+      return "error";
   }
 }
 
 MPI_Errhandler handlerFor(On on) {
   auto& s = state();
-  if (on.kind == On::kWin && on.handle > 0 &&
-      static_cast<std::size_t>(on.handle) < s.wins.size() &&
+  if (on.kind == On::kWin && on.handle > 0 && static_cast<std::size_t>(on.handle) < s.wins.size() &&
       s.wins[static_cast<std::size_t>(on.handle)]) {
     return s.wins[static_cast<std::size_t>(on.handle)]->errhandler;
   }

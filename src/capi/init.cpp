@@ -102,8 +102,8 @@ int MPI_Finalized(int* flag) {
 int MPI_Abort(MPI_Comm comm, int errorcode) {
   auto& s = capi::state();
   const int rank = s.ctx ? s.ctx->rank() : 0;
-  std::fprintf(stderr, "onesided: rank %d: MPI_Abort on communicator %d with error code %d\n",
-               rank, comm, errorcode);
+  std::fprintf(stderr, "onesided: rank %d: MPI_Abort on communicator %d with error code %d\n", rank,
+               comm, errorcode);
   std::fflush(stderr);
   if (s.ctx) {
     try {
@@ -182,8 +182,8 @@ int MPI_Type_size(MPI_Datatype datatype, int* size) {
   return call("MPI_Type_size", On::none(), [&] {
     const auto& t = capi::datatype(datatype);
     capi::requireArg(size, "size");
-    *size = t.size() > static_cast<std::size_t>(INT32_MAX) ? MPI_UNDEFINED
-                                                           : static_cast<int>(t.size());
+    *size =
+        t.size() > static_cast<std::size_t>(INT32_MAX) ? MPI_UNDEFINED : static_cast<int>(t.size());
   });
 }
 

@@ -40,7 +40,7 @@ struct State {
   bool finalized = false;
   int threadLevel = MPI_THREAD_SINGLE;
   std::unique_ptr<Context> ctx;
-  std::array<CommEntry, 3> comms;          // MPI_COMM_NULL, MPI_COMM_WORLD, MPI_COMM_SELF
+  std::array<CommEntry, 3> comms;                  // MPI_COMM_NULL, MPI_COMM_WORLD, MPI_COMM_SELF
   std::vector<std::unique_ptr<WinEntry>> wins{1};  // index = handle; [0] = MPI_WIN_NULL
   MPI_Errhandler preInitErrhandler = MPI_ERRORS_ARE_FATAL;
 };

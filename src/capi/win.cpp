@@ -10,7 +10,8 @@ namespace {
 
 void checkInfo(MPI_Info info) {
   // MPI_Info objects arrive with the rest of MPI-3 RMA; until then only MPI_INFO_NULL exists.
-  if (info != MPI_INFO_NULL) throw Error(MPI_ERR_INFO, "invalid info handle " + std::to_string(info));
+  if (info != MPI_INFO_NULL)
+    throw Error(MPI_ERR_INFO, "invalid info handle " + std::to_string(info));
 }
 
 MPI_Win addWindow(std::unique_ptr<Window> w) {
@@ -49,7 +50,8 @@ extern "C" {
 int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr) {
   return call("MPI_Alloc_mem", On::none(), [&] {
     capi::requireInit();
-    if (size < 0) throw onesided::Error(MPI_ERR_SIZE, "size " + std::to_string(size) + " is negative");
+    if (size < 0)
+      throw onesided::Error(MPI_ERR_SIZE, "size " + std::to_string(size) + " is negative");
     capi::checkInfo(info);
     capi::requireArg(baseptr, "baseptr");
     void* p = capi::context().allocMemory(static_cast<std::size_t>(size));
@@ -112,8 +114,8 @@ int MPI_Win_fence(int assert, MPI_Win win) {
 }
 
 int MPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
-            int target_rank, MPI_Aint target_disp, int target_count,
-            MPI_Datatype target_datatype, MPI_Win win) {
+            int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+            MPI_Win win) {
   return call("MPI_Put", On::win(win), [&] {
     auto& w = *capi::winEntry(win).win;
     const auto& ot = capi::datatype(origin_datatype);
@@ -141,11 +143,21 @@ int MPI_Win_get_attr(MPI_Win win, int win_keyval, void* attribute_val, int* flag
     // MPI_WIN_BASE).
     void* value = nullptr;
     switch (win_keyval) {
-      case MPI_WIN_BASE: value = e.win->base(); break;
-      case MPI_WIN_SIZE: value = &e.sizeAttr; break;
-      case MPI_WIN_DISP_UNIT: value = &e.dispUnitAttr; break;
-      case MPI_WIN_CREATE_FLAVOR: value = &e.flavorAttr; break;
-      case MPI_WIN_MODEL: value = &e.modelAttr; break;
+      case MPI_WIN_BASE:
+        value = e.win->base();
+        break;
+      case MPI_WIN_SIZE:
+        value = &e.sizeAttr;
+        break;
+      case MPI_WIN_DISP_UNIT:
+        value = &e.dispUnitAttr;
+        break;
+      case MPI_WIN_CREATE_FLAVOR:
+        value = &e.flavorAttr;
+        break;
+      case MPI_WIN_MODEL:
+        value = &e.modelAttr;
+        break;
       default:
         throw onesided::Error(MPI_ERR_KEYVAL,
                               "invalid window attribute keyval " + std::to_string(win_keyval));

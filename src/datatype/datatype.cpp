@@ -11,11 +11,45 @@ namespace {
 
 // The handle values of <mpi.h> (checked against it in src/capi/types.cpp).
 enum Id : int {
-  kChar = 1, kSignedChar, kUnsignedChar, kByte, kWchar, kShort, kUnsignedShort, kInt, kUnsigned,
-  kLong, kUnsignedLong, kLongLong, kUnsignedLongLong, kFloat, kDouble, kLongDouble, kInt8,
-  kInt16, kInt32, kInt64, kUint8, kUint16, kUint32, kUint64, kCBool, kCFloatComplex,
-  kCDoubleComplex, kCLongDoubleComplex, kAint, kOffset, kCount, kPacked, kFloatInt, kDoubleInt,
-  kLongInt, k2Int, kShortInt, kLongDoubleInt, kNumPredefined
+  kChar = 1,
+  kSignedChar,
+  kUnsignedChar,
+  kByte,
+  kWchar,
+  kShort,
+  kUnsignedShort,
+  kInt,
+  kUnsigned,
+  kLong,
+  kUnsignedLong,
+  kLongLong,
+  kUnsignedLongLong,
+  kFloat,
+  kDouble,
+  kLongDouble,
+  kInt8,
+  kInt16,
+  kInt32,
+  kInt64,
+  kUint8,
+  kUint16,
+  kUint32,
+  kUint64,
+  kCBool,
+  kCFloatComplex,
+  kCDoubleComplex,
+  kCLongDoubleComplex,
+  kAint,
+  kOffset,
+  kCount,
+  kPacked,
+  kFloatInt,
+  kDoubleInt,
+  kLongInt,
+  k2Int,
+  kShortInt,
+  kLongDoubleInt,
+  kNumPredefined
 };
 
 template <class T>
@@ -137,8 +171,7 @@ const Datatype* Datatype::predefined(int id) noexcept {
   return &table()[static_cast<std::size_t>(id)];
 }
 
-bool signaturesMatch(const Datatype& o, std::size_t ocount, const Datatype& t,
-                     std::size_t tcount) {
+bool signaturesMatch(const Datatype& o, std::size_t ocount, const Datatype& t, std::size_t tcount) {
   if (o.size() * ocount != t.size() * tcount) return false;
   if (o.size() * ocount == 0) return true;
   // MPI_PACKED matches anything at the other end (MPI-3.1 §3.3.1).
@@ -162,27 +195,80 @@ bool signaturesMatch(const Datatype& o, std::size_t ocount, const Datatype& t,
   return true;
 }
 
-template <> const Datatype& datatypeOf<char>() { return table()[kChar]; }
-template <> const Datatype& datatypeOf<signed char>() { return table()[kSignedChar]; }
-template <> const Datatype& datatypeOf<unsigned char>() { return table()[kUnsignedChar]; }
-template <> const Datatype& datatypeOf<std::byte>() { return table()[kByte]; }
-template <> const Datatype& datatypeOf<wchar_t>() { return table()[kWchar]; }
-template <> const Datatype& datatypeOf<short>() { return table()[kShort]; }
-template <> const Datatype& datatypeOf<unsigned short>() { return table()[kUnsignedShort]; }
-template <> const Datatype& datatypeOf<int>() { return table()[kInt]; }
-template <> const Datatype& datatypeOf<unsigned>() { return table()[kUnsigned]; }
-template <> const Datatype& datatypeOf<long>() { return table()[kLong]; }
-template <> const Datatype& datatypeOf<unsigned long>() { return table()[kUnsignedLong]; }
-template <> const Datatype& datatypeOf<long long>() { return table()[kLongLong]; }
-template <> const Datatype& datatypeOf<unsigned long long>() {
+template <>
+const Datatype& datatypeOf<char>() {
+  return table()[kChar];
+}
+template <>
+const Datatype& datatypeOf<signed char>() {
+  return table()[kSignedChar];
+}
+template <>
+const Datatype& datatypeOf<unsigned char>() {
+  return table()[kUnsignedChar];
+}
+template <>
+const Datatype& datatypeOf<std::byte>() {
+  return table()[kByte];
+}
+template <>
+const Datatype& datatypeOf<wchar_t>() {
+  return table()[kWchar];
+}
+template <>
+const Datatype& datatypeOf<short>() {
+  return table()[kShort];
+}
+template <>
+const Datatype& datatypeOf<unsigned short>() {
+  return table()[kUnsignedShort];
+}
+template <>
+const Datatype& datatypeOf<int>() {
+  return table()[kInt];
+}
+template <>
+const Datatype& datatypeOf<unsigned>() {
+  return table()[kUnsigned];
+}
+template <>
+const Datatype& datatypeOf<long>() {
+  return table()[kLong];
+}
+template <>
+const Datatype& datatypeOf<unsigned long>() {
+  return table()[kUnsignedLong];
+}
+template <>
+const Datatype& datatypeOf<long long>() {
+  return table()[kLongLong];
+}
+template <>
+const Datatype& datatypeOf<unsigned long long>() {
   return table()[kUnsignedLongLong];
 }
-template <> const Datatype& datatypeOf<float>() { return table()[kFloat]; }
-template <> const Datatype& datatypeOf<double>() { return table()[kDouble]; }
-template <> const Datatype& datatypeOf<long double>() { return table()[kLongDouble]; }
-template <> const Datatype& datatypeOf<bool>() { return table()[kCBool]; }
-template <> const Datatype& datatypeOf<std::complex<float>>() { return table()[kCFloatComplex]; }
-template <> const Datatype& datatypeOf<std::complex<double>>() {
+template <>
+const Datatype& datatypeOf<float>() {
+  return table()[kFloat];
+}
+template <>
+const Datatype& datatypeOf<double>() {
+  return table()[kDouble];
+}
+template <>
+const Datatype& datatypeOf<long double>() {
+  return table()[kLongDouble];
+}
+template <>
+const Datatype& datatypeOf<bool>() {
+  return table()[kCBool];
+}
+template <>
+const Datatype& datatypeOf<std::complex<float>>() {
+  return table()[kCFloatComplex];
+}
+template <>
+const Datatype& datatypeOf<std::complex<double>>() {
   return table()[kCDoubleComplex];
 }
 

@@ -150,8 +150,7 @@ class Launcher {
         std::erase_if(pending_, [](const Pending& p) { return !p.conn; });
       }
       if (deadline > 0 && !stopping_ && now() >= deadline) {
-        say("timeout after " + fmt(timeout_) + " s, killing " + std::to_string(alive()) +
-            " ranks");
+        say("timeout after " + fmt(timeout_) + " s, killing " + std::to_string(alive()) + " ranks");
         stop(124);
       }
       if (stopping_ && !killed_ && now() >= killAt_) {
@@ -224,8 +223,8 @@ class Launcher {
       for (auto& a : argv_) args.push_back(a.data());
       args.push_back(nullptr);
       execvp(args[0], args.data());
-      std::string msg = "onesided-run: cannot execute " + argv_[0] + ": " + std::strerror(errno) +
-                        "\n";
+      std::string msg =
+          "onesided-run: cannot execute " + argv_[0] + ": " + std::strerror(errno) + "\n";
       (void)!::write(STDERR_FILENO, msg.data(), msg.size());
       _exit(127);
     }
@@ -309,7 +308,9 @@ class Launcher {
           rk.gather.emplace(payload.begin(), payload.end());
           maybeCompleteAllgather();
           break;
-        case Type::kFinalize: rk.finalized = true; break;
+        case Type::kFinalize:
+          rk.finalized = true;
+          break;
         case Type::kAbort: {
           std::int32_t code = 1;
           if (payload.size() >= 4) std::memcpy(&code, payload.data(), 4);
@@ -344,7 +345,8 @@ class Launcher {
     Header h{Type::kAllgather, 0, reply.size()};
     for (auto& r : ranks_) {
       r.gather.reset();
-      if (r.conn && !(sendAll(r.conn, &h, sizeof h) && sendAll(r.conn, reply.data(), reply.size()))) {
+      if (r.conn &&
+          !(sendAll(r.conn, &h, sizeof h) && sendAll(r.conn, reply.data(), reply.size()))) {
         r.conn.reset();
       }
     }
@@ -404,9 +406,11 @@ class Launcher {
           if (WIFSIGNALED(status) && WTERMSIG(status) != SIGTERM && WTERMSIG(status) != SIGKILL) {
             also = "killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
                    strsignal(WTERMSIG(status)) + ")";
-          } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0 && !aborted_[static_cast<std::size_t>(r)]) {
+          } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0 &&
+                     !aborted_[static_cast<std::size_t>(r)]) {
             also = "exited with status " + std::to_string(WEXITSTATUS(status));
-          } else if (WIFEXITED(status) && rk.connected && !rk.finalized && !aborted_[static_cast<std::size_t>(r)]) {
+          } else if (WIFEXITED(status) && rk.connected && !rk.finalized &&
+                     !aborted_[static_cast<std::size_t>(r)]) {
             also = "exited without calling MPI_Finalize";
           }
           if (!also.empty()) say("also: " + who + " " + also);
@@ -474,8 +478,9 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", timeout, "seconds before the job is killed (0: never)")
       ->check(CLI::NonNegativeNumber);
   app.prefix_command();
-  app.footer("usage: onesided-run -n N [--timeout S] prog [args...]\n"
-             "aliases: mpirun, mpiexec");
+  app.footer(
+      "usage: onesided-run -n N [--timeout S] prog [args...]\n"
+      "aliases: mpirun, mpiexec");
   std::vector<const char*> cargs;
   for (auto& a : args) cargs.push_back(a.c_str());
   try {

@@ -42,9 +42,13 @@ template <class T>
 T atomicOn(AtomicOp op, void* where, T operand, T compare) {
   std::atomic_ref<T> a(*static_cast<T*>(where));
   switch (op) {
-    case AtomicOp::kFetchAdd: return a.fetch_add(operand);
-    case AtomicOp::kSwap: return a.exchange(operand);
-    case AtomicOp::kCompareSwap: a.compare_exchange_strong(compare, operand); return compare;
+    case AtomicOp::kFetchAdd:
+      return a.fetch_add(operand);
+    case AtomicOp::kSwap:
+      return a.exchange(operand);
+    case AtomicOp::kCompareSwap:
+      a.compare_exchange_strong(compare, operand);
+      return compare;
   }
   return T{};
 }

@@ -69,9 +69,8 @@ class Endpoint {
   virtual Issue get(std::span<const Iov> dst, std::uint64_t raddr, const RemoteKey& key) = 0;
   /// 4- or 8-byte atomic at raddr; the old value is stored to `result` (may be null for
   /// kFetchAdd when not needed). Blocking: complete when it returns.
-  virtual void atomic(AtomicOp op, std::size_t bytes, std::uint64_t operand,
-                      std::uint64_t compare, void* result, std::uint64_t raddr,
-                      const RemoteKey& key) = 0;
+  virtual void atomic(AtomicOp op, std::size_t bytes, std::uint64_t operand, std::uint64_t compare,
+                      void* result, std::uint64_t raddr, const RemoteKey& key) = 0;
   /// Completes every operation issued on this endpoint, at origin and target.
   virtual void flush() = 0;
 };

@@ -46,9 +46,10 @@ void forEachPiece(std::byte* origin, std::size_t ocount, const Datatype& otype,
     std::size_t n = std::min(o.len - oused, t.len - tused);
     std::byte* op = origin + static_cast<std::ptrdiff_t>(oe) * otype.extent() + o.offset +
                     static_cast<std::ptrdiff_t>(oused);
-    std::uint64_t tp = toffset + static_cast<std::uint64_t>(
-                                     static_cast<std::ptrdiff_t>(te) * ttype.extent() + t.offset) +
-                       tused;
+    std::uint64_t tp =
+        toffset +
+        static_cast<std::uint64_t>(static_cast<std::ptrdiff_t>(te) * ttype.extent() + t.offset) +
+        tused;
     if (n != 0) fn(op, tp, n);
     oused += n;
     tused += n;
@@ -215,8 +216,10 @@ std::uint64_t Window::check(const char* what, const void* origin, std::int64_t o
                             const Datatype& otype, int target, std::int64_t disp,
                             std::int64_t tcount, const Datatype& ttype) {
   if (freed_) throw Error(kErrWin, "window was freed");
-  if (ocount < 0) throw Error(kErrCount, std::string("origin count ") + str(ocount) + " is negative");
-  if (tcount < 0) throw Error(kErrCount, std::string("target count ") + str(tcount) + " is negative");
+  if (ocount < 0)
+    throw Error(kErrCount, std::string("origin count ") + str(ocount) + " is negative");
+  if (tcount < 0)
+    throw Error(kErrCount, std::string("target count ") + str(tcount) + " is negative");
   const int p = comm_.size();
   if (target != kProcNull && (target < 0 || target >= p)) {
     throw Error(kErrRank, "target rank " + str(target) + " is not in the window's group (size " +
@@ -224,17 +227,17 @@ std::uint64_t Window::check(const char* what, const void* origin, std::int64_t o
   }
   if (epoch_ == Epoch::kNone) {
     const bool isGet = std::string_view(what) == "get";
-    throw Error(kErrRmaSync, std::string(what) + (isGet ? " from rank " : " to rank ") + str(target) +
+    throw Error(kErrRmaSync, std::string(what) + (isGet ? " from rank " : " to rank ") +
+                                 str(target) +
                                  " outside an access epoch (call MPI_Win_fence first)");
   }
   if (!signaturesMatch(otype, static_cast<std::size_t>(ocount), ttype,
                        static_cast<std::size_t>(tcount))) {
-    throw Error(kErrType, "origin " + str(ocount) + " x " + otype.name() + " (" +
-                              std::to_string(otype.size() * static_cast<std::size_t>(ocount)) +
-                              " bytes) does not match target " + str(tcount) + " x " +
-                              ttype.name() + " (" +
-                              std::to_string(ttype.size() * static_cast<std::size_t>(tcount)) +
-                              " bytes)");
+    throw Error(kErrType,
+                "origin " + str(ocount) + " x " + otype.name() + " (" +
+                    std::to_string(otype.size() * static_cast<std::size_t>(ocount)) +
+                    " bytes) does not match target " + str(tcount) + " x " + ttype.name() + " (" +
+                    std::to_string(ttype.size() * static_cast<std::size_t>(tcount)) + " bytes)");
   }
   if (origin == nullptr && ocount > 0 && otype.size() > 0) {
     throw Error(kErrBuffer, "origin buffer is NULL with count " + str(ocount));
@@ -248,15 +251,15 @@ std::uint64_t Window::check(const char* what, const void* origin, std::int64_t o
   std::int64_t offset = 0;
   std::int64_t ub = 0;
   bool overflow = __builtin_mul_overflow(disp, static_cast<std::int64_t>(t.dispUnit), &offset);
-  overflow = overflow || __builtin_add_overflow(
-                             offset, ttype.trueUb(static_cast<std::size_t>(tcount)), &ub);
+  overflow = overflow ||
+             __builtin_add_overflow(offset, ttype.trueUb(static_cast<std::size_t>(tcount)), &ub);
   if (overflow || offset + ttype.trueLb() < 0 || static_cast<std::uint64_t>(ub) > t.size) {
-    throw Error(kErrRmaRange,
-                std::string(what) + " of " + str(tcount) + " x " + ttype.name() +
-                    " at displacement " + str(disp) + " (disp_unit " + str(t.dispUnit) +
-                    ") reaches byte " + (overflow ? std::string("beyond 2^63") : str(ub)) +
-                    " of rank " + str(target) + "'s window of " + std::to_string(t.size) +
-                    " bytes");
+    throw Error(kErrRmaRange, std::string(what) + " of " + str(tcount) + " x " + ttype.name() +
+                                  " at displacement " + str(disp) + " (disp_unit " +
+                                  str(t.dispUnit) + ") reaches byte " +
+                                  (overflow ? std::string("beyond 2^63") : str(ub)) + " of rank " +
+                                  str(target) + "'s window of " + std::to_string(t.size) +
+                                  " bytes");
   }
   return static_cast<std::uint64_t>(offset);
 }
@@ -287,9 +290,8 @@ void Window::transfer(void* origin, std::int64_t ocount, const Datatype& otype, 
   }
   auto& ep = comm_.context().endpoint(comm_.worldRank(target));
   bool pending = false;
-  forEachPiece(o, static_cast<std::size_t>(ocount), otype, offset,
-               static_cast<std::size_t>(tcount), ttype,
-               [&](std::byte* op, std::uint64_t toff, std::size_t n) {
+  forEachPiece(o, static_cast<std::size_t>(ocount), otype, offset, static_cast<std::size_t>(tcount),
+               ttype, [&](std::byte* op, std::uint64_t toff, std::size_t n) {
                  transport::Iov iov{op, n};
                  auto issue = kPut ? ep.put({&iov, 1}, t.base + toff, *t.key)
                                    : ep.get({&iov, 1}, t.base + toff, *t.key);
@@ -339,8 +341,8 @@ void Window::fence(int assertion) {
   // NOPRECEDE and NOSUCCEED together: no epoch ends and none begins, so there is nothing to
   // order with other ranks. NOSTORE / NOPUT save nothing here: the window is unified (one copy
   // of the memory), so there is no cache or staging copy to synchronise.
-  const bool syncNeeded = (assertion & (kModeNoprecede | kModeNosucceed)) !=
-                          (kModeNoprecede | kModeNosucceed);
+  const bool syncNeeded =
+      (assertion & (kModeNoprecede | kModeNosucceed)) != (kModeNoprecede | kModeNosucceed);
   if (syncNeeded) sync_->barrier();
   epoch_ = (assertion & kModeNosucceed) != 0 ? Epoch::kNone : Epoch::kFence;
 }

@@ -12,13 +12,23 @@ TEST(Datatype, PredefinedSizesMatchC) {
   struct {
     int id;
     std::size_t size;
-  } cases[] = {{MPI_CHAR, 1},          {MPI_SHORT, sizeof(short)},   {MPI_INT, sizeof(int)},
-               {MPI_LONG, sizeof(long)}, {MPI_LONG_LONG, 8},         {MPI_FLOAT, 4},
-               {MPI_DOUBLE, 8},        {MPI_LONG_DOUBLE, sizeof(long double)},
-               {MPI_INT8_T, 1},        {MPI_UINT64_T, 8},            {MPI_C_BOOL, sizeof(bool)},
-               {MPI_AINT, sizeof(MPI_Aint)}, {MPI_OFFSET, sizeof(MPI_Offset)},
-               {MPI_COUNT, sizeof(MPI_Count)}, {MPI_WCHAR, sizeof(wchar_t)},
-               {MPI_C_DOUBLE_COMPLEX, 16}, {MPI_2INT, 2 * sizeof(int)}};
+  } cases[] = {{MPI_CHAR, 1},
+               {MPI_SHORT, sizeof(short)},
+               {MPI_INT, sizeof(int)},
+               {MPI_LONG, sizeof(long)},
+               {MPI_LONG_LONG, 8},
+               {MPI_FLOAT, 4},
+               {MPI_DOUBLE, 8},
+               {MPI_LONG_DOUBLE, sizeof(long double)},
+               {MPI_INT8_T, 1},
+               {MPI_UINT64_T, 8},
+               {MPI_C_BOOL, sizeof(bool)},
+               {MPI_AINT, sizeof(MPI_Aint)},
+               {MPI_OFFSET, sizeof(MPI_Offset)},
+               {MPI_COUNT, sizeof(MPI_Count)},
+               {MPI_WCHAR, sizeof(wchar_t)},
+               {MPI_C_DOUBLE_COMPLEX, 16},
+               {MPI_2INT, 2 * sizeof(int)}};
   for (auto c : cases) {
     const Datatype* d = Datatype::predefined(c.id);
     ASSERT_NE(d, nullptr) << c.id;
@@ -55,9 +65,9 @@ TEST(Datatype, SignatureMatching) {
   auto t = [](int id) -> const Datatype& { return *Datatype::predefined(id); };
   EXPECT_TRUE(signaturesMatch(t(MPI_INT), 4, t(MPI_INT), 4));
   EXPECT_FALSE(signaturesMatch(t(MPI_INT), 4, t(MPI_INT), 3));
-  EXPECT_FALSE(signaturesMatch(t(MPI_INT), 2, t(MPI_DOUBLE), 1));   // same bytes, other types
+  EXPECT_FALSE(signaturesMatch(t(MPI_INT), 2, t(MPI_DOUBLE), 1));  // same bytes, other types
   EXPECT_FALSE(signaturesMatch(t(MPI_INT), 1, t(MPI_FLOAT), 1));
-  EXPECT_TRUE(signaturesMatch(t(MPI_2INT), 3, t(MPI_INT), 6));      // (int,int) x 3
+  EXPECT_TRUE(signaturesMatch(t(MPI_2INT), 3, t(MPI_INT), 6));  // (int,int) x 3
   EXPECT_TRUE(signaturesMatch(t(MPI_DOUBLE_INT), 2, t(MPI_DOUBLE_INT), 2));
   EXPECT_FALSE(signaturesMatch(t(MPI_DOUBLE_INT), 1, t(MPI_INT), 3));
   EXPECT_TRUE(signaturesMatch(t(MPI_BYTE), 0, t(MPI_DOUBLE), 0));

@@ -71,24 +71,23 @@ TEST_P(PutGet, RingPutThenGet) {
 std::string name(const ::testing::TestParamInfo<Param>& p) {
   auto [t, n, b, f] = p.param;
   return t + "_" + std::to_string(n) + "ranks_" + std::to_string(b) + "B_" +
-         (f == Mem::kAllocate ? "allocate" : f == Mem::kCreate ? "create" : "create_allocmem");
+         (f == Mem::kAllocate ? "allocate"
+          : f == Mem::kCreate ? "create"
+                              : "create_allocmem");
 }
 
-INSTANTIATE_TEST_SUITE_P(Small, PutGet,
-                         ::testing::Combine(::testing::ValuesIn(transports()),
-                                            ::testing::Values(1, 2, 3, 4, 8),
-                                            ::testing::Values(0, 1, 8, 4096),
-                                            ::testing::Values(Mem::kAllocate, Mem::kCreate,
-                                                              Mem::kCreateAllocMem)),
-                         name);
-INSTANTIATE_TEST_SUITE_P(Large, PutGet,
-                         ::testing::Combine(::testing::ValuesIn(transports()),
-                                            ::testing::Values(1, 2, 4, 8),
-                                            ::testing::Values(std::size_t{1} << 20,
-                                                              std::size_t{16} << 20),
-                                            ::testing::Values(Mem::kAllocate, Mem::kCreate,
-                                                              Mem::kCreateAllocMem)),
-                         name);
+INSTANTIATE_TEST_SUITE_P(
+    Small, PutGet,
+    ::testing::Combine(::testing::ValuesIn(transports()), ::testing::Values(1, 2, 3, 4, 8),
+                       ::testing::Values(0, 1, 8, 4096),
+                       ::testing::Values(Mem::kAllocate, Mem::kCreate, Mem::kCreateAllocMem)),
+    name);
+INSTANTIATE_TEST_SUITE_P(
+    Large, PutGet,
+    ::testing::Combine(::testing::ValuesIn(transports()), ::testing::Values(1, 2, 4, 8),
+                       ::testing::Values(std::size_t{1} << 20, std::size_t{16} << 20),
+                       ::testing::Values(Mem::kAllocate, Mem::kCreate, Mem::kCreateAllocMem)),
+    name);
 
 class Epochs : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
 
@@ -156,13 +155,11 @@ TEST_P(Checks, BadArgumentsTouchNothing) {
     win->fence();
     // Past the end, and crossing the end.
     expectError(kErrRmaRange, [&] { win->put(src.data(), 1, tInt, other, kInts, 1, tInt); });
-    expectError(kErrRmaRange,
-                [&] { win->put(src.data(), 4, tInt, other, kInts - 3, 4, tInt); });
+    expectError(kErrRmaRange, [&] { win->put(src.data(), 4, tInt, other, kInts - 3, 4, tInt); });
     expectError(kErrRmaRange, [&] { win->get(src.data(), 4, tInt, other, kInts - 1, 4, tInt); });
     // A displacement whose byte offset overflows 64 bits.
-    expectError(kErrRmaRange, [&] {
-      win->put(src.data(), 1, tInt, other, std::int64_t{1} << 62, 1, tInt);
-    });
+    expectError(kErrRmaRange,
+                [&] { win->put(src.data(), 1, tInt, other, std::int64_t{1} << 62, 1, tInt); });
     expectError(kErrDisp, [&] { win->put(src.data(), 1, tInt, other, -1, 1, tInt); });
     expectError(kErrRank, [&] { win->put(src.data(), 1, tInt, 2, 0, 1, tInt); });
     expectError(kErrRank, [&] { win->put(src.data(), 1, tInt, -5, 0, 1, tInt); });
