@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The README's test command: installs the dependencies, builds, and runs every test —
 # the unit suites (ranks as threads), the launcher tests and the MPI programs under
-# onesided-run — then builds again with ASan + UBSan and runs the unit suites under them.
+# onesided-run — then builds again with ASan + UBSan, and with TSan, and runs the unit suites
+# under them.
 # Usage: tests/run_all.sh [build-dir]   (default: build)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -37,6 +38,14 @@ cmake --build "$asan" -j "$jobs"
 (cd "$asan" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --output-on-failure -j "$jobs" -L unit --timeout 900) || status=1
+
+echo "== TSan build (UCX off: its memory hooks do not run under TSan), unit suites"
+tsan="$build-tsan"
+cmake -S "$here" -B "$tsan" -DCMAKE_BUILD_TYPE=Debug -DONESIDED_SANITIZE=thread \
+  -DONESIDED_WITH_UCX=OFF -DONESIDED_BUILD_BENCH=OFF -DONESIDED_BUILD_EXAMPLES=OFF >/dev/null
+cmake --build "$tsan" -j "$jobs" --target unit_tests
+(cd "$tsan" && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j "$jobs" -L unit \
+  --timeout 900) || status=1
 
 if [ "$status" -ne 0 ]; then
   echo "FAILED: see the output above"
