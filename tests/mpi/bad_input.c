@@ -13,7 +13,14 @@
  * NULL origin with count > 0, MPI_Free_mem of foreign memory, NULL baseptr) would crash an MPI
  * whose handles are pointers, so without ONESIDED_MPI they print "skip WHAT: REASON" instead.
  * The create-window checks are safe everywhere: a put that an MPI fails to reject lands in a
- * guard zone of the same allocation, where it is reported, instead of corrupting the heap. */
+ * guard zone of the same allocation, where it is reported, instead of corrupting the heap.
+ *
+ * Debian's Open MPI 4.1.4 (default osc/rdma at 2+ ranks) fails, as expected, the checks for
+ * mismatched origin/target type signatures (MPI_SUCCESS, and the data lands: window and origin
+ * "untouched" checks fail too), a bad keyval (MPI_ERR_OTHER) and MPI_Alloc_mem(-1) (MPI_ERR_ARG);
+ * with osc/ucx or osc/pt2pt (or at 1 rank) it also misses every MPI_ERR_RMA_RANGE check. It
+ * crashes (SIGSEGV/abort) on a NULL baseptr, a NULL origin, a garbage datatype and MPI_Free_mem
+ * of foreign memory, hence the skips. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,7 +139,19 @@ static void rma_checks(const char* flavor, MPI_Win win, int* base, int guarded) 
             MPI_ERR_RMA_SYNC);
   /* MPI_MODE_NOCHECK is for passive target and PSCW, never for a fence (MPI-3.1 §11.5.5). */
   CHECK_RMA("fence with MPI_MODE_NOCHECK", MPI_Win_fence(MPI_MODE_NOCHECK, win), MPI_ERR_ASSERT);
-  CHECK_RMA("fence with unknown assertion bits 1", MPI_Win_fence(1, win), MPI_ERR_ASSERT);
+  /* A bit that is no MPI_MODE_* constant of this MPI (1 is MPI_MODE_NOCHECK in Open MPI). */
+  {
+    const int modes = MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE |
+                      MPI_MODE_NOSUCCEED;
+    int unknown = 1;
+    while ((unknown & modes) != 0) unknown <<= 1;
+    char desc[96];
+    snprintf(desc, sizeof desc, "fence with an unknown assertion bit (0x%x)", (unsigned)unknown);
+    CHECK_RMA(desc, MPI_Win_fence(unknown, win), MPI_ERR_ASSERT);
+    CHECK_RMA("fence with assertion bit 1 << 30", MPI_Win_fence(1 << 30, win), MPI_ERR_ASSERT);
+    CHECK_RMA("fence with MPI_MODE_NOPRECEDE and an unknown bit",
+              MPI_Win_fence(MPI_MODE_NOPRECEDE | unknown, win), MPI_ERR_ASSERT);
+  }
 
   MT_CHECK(MPI_Win_fence(MPI_MODE_NOPRECEDE, win));
   /* Range: the window is kWin ints, disp_unit sizeof(int). */
@@ -218,6 +237,42 @@ static void rma_checks(const char* flavor, MPI_Win win, int* base, int guarded) 
               MPI_Win_get_attr(MPI_WIN_NULL, MPI_WIN_BASE, &val, &flag), MPI_ERR_WIN);
   }
 
+  /* Overflow: displacement * disp_unit and count * size must not wrap around into the window. */
+#if ONLY_WITH_INTEGER_HANDLES
+  {
+    const MPI_Aint huge_disp = (MPI_Aint)(((size_t)-1 >> 1) / 4 + 1); /* * 4 wraps negative */
+    CHECK_RMA("put at a displacement whose byte offset overflows",
+              MPI_Put(putbuf, 1, MPI_INT, right, huge_disp, 1, MPI_INT, win), MPI_ERR_RMA_RANGE);
+    CHECK_RMA("get at a displacement whose byte offset overflows",
+              MPI_Get(getbuf, 1, MPI_INT, right, huge_disp, 1, MPI_INT, win), MPI_ERR_RMA_RANGE);
+    /* 2^31 - 1 elements of 16+ bytes: more than 2^32 bytes, far past the window. */
+    CHECK_RMA("put of INT_MAX x MPI_LONG_DOUBLE_INT",
+              MPI_Put(putbuf, 2147483647, MPI_LONG_DOUBLE_INT, right, 0, 2147483647,
+                      MPI_LONG_DOUBLE_INT, win),
+              MPI_ERR_RMA_RANGE);
+    void* val = NULL;
+    CHECK_RMA("MPI_Win_get_attr with a NULL flag", MPI_Win_get_attr(win, MPI_WIN_BASE, &val, NULL),
+              MPI_ERR_ARG);
+  }
+#else
+  skip("displacement and count overflow", "a missed check would write anywhere");
+#endif
+  /* Valid edge cases in the same epoch: these must succeed and change nothing. */
+  CHECK_RMA("put of count 0 at the window end (valid)",
+            MPI_Put(putbuf, 0, MPI_INT, right, kWin, 0, MPI_INT, win), MPI_SUCCESS);
+  CHECK_RMA("get of count 0 from a NULL origin (valid)",
+            MPI_Get(NULL, 0, MPI_INT, right, 0, 0, MPI_INT, win), MPI_SUCCESS);
+  CHECK_RMA("put to MPI_PROC_NULL (valid)",
+            MPI_Put(putbuf, 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win), MPI_SUCCESS);
+  CHECK_RMA("MPI_Win_set_errhandler with MPI_ERRHANDLER_NULL",
+            MPI_Win_set_errhandler(win, MPI_ERRHANDLER_NULL), MPI_ERR_ARG);
+  {
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+    MT_CHECK(MPI_Win_get_errhandler(win, &eh));
+    snprintf(what, sizeof what, "%s window keeps MPI_ERRORS_RETURN after the failed set", flavor);
+    expect_true(what, eh == MPI_ERRORS_RETURN);
+  }
+
   /* Completes the epoch: a put that was wrongly accepted has landed by now. */
   MT_CHECK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
   int changed = 0;
@@ -293,8 +348,12 @@ static void misc_checks(void) {
   char str[MPI_MAX_ERROR_STRING];
   int len = 0;
   expect("MPI_Error_string of code -5", MPI_Error_string(-5, str, &len), MPI_ERR_ARG);
+  expect("MPI_Error_string of code 1000000 (never returned)", MPI_Error_string(1000000, str, &len),
+         MPI_ERR_ARG);
   int cls = 0;
   expect("MPI_Error_class of code -5", MPI_Error_class(-5, &cls), MPI_ERR_ARG);
+  expect("MPI_Error_class of code 1000000 (never returned)", MPI_Error_class(1000000, &cls),
+         MPI_ERR_ARG);
   void* mem = (void*)&r;
   expect("MPI_Alloc_mem with size -1", MPI_Alloc_mem(-1, MPI_INFO_NULL, &mem), MPI_ERR_SIZE);
   expect_true("baseptr untouched by the failed MPI_Alloc_mem", mem == (void*)&r);
@@ -321,6 +380,36 @@ static void misc_checks(void) {
          MPI_Win_set_errhandler(MPI_WIN_NULL, MPI_ERRORS_RETURN), MPI_ERR_WIN);
   MPI_Win nowin = MPI_WIN_NULL;
   expect("MPI_Win_free of MPI_WIN_NULL", MPI_Win_free(&nowin), MPI_ERR_WIN);
+  expect("MPI_Comm_set_errhandler on MPI_COMM_NULL",
+         MPI_Comm_set_errhandler(MPI_COMM_NULL, MPI_ERRORS_RETURN), MPI_ERR_COMM);
+#if ONLY_WITH_INTEGER_HANDLES
+  {
+    /* A freed window's handle is stale: every call on it fails, none reaches freed memory. */
+    int* sbase = NULL;
+    MPI_Win stale = MPI_WIN_NULL;
+    MT_CHECK(MPI_Win_allocate(4 * (MPI_Aint)sizeof(int), (int)sizeof(int), MPI_INFO_NULL,
+                              MPI_COMM_WORLD, &sbase, &stale));
+    const MPI_Win copy = stale;
+    MT_CHECK(MPI_Win_free(&stale));
+    void* val = NULL;
+    int flag = 0;
+    int one = 1;
+    expect("MPI_Win_get_attr on a freed window", MPI_Win_get_attr(copy, MPI_WIN_BASE, &val, &flag),
+           MPI_ERR_WIN);
+    expect("MPI_Win_fence on a freed window", MPI_Win_fence(0, copy), MPI_ERR_WIN);
+    expect("MPI_Put on a freed window", MPI_Put(&one, 1, MPI_INT, 0, 0, 1, MPI_INT, copy),
+           MPI_ERR_WIN);
+    MPI_Win again = copy;
+    expect("MPI_Win_free of a freed window", MPI_Win_free(&again), MPI_ERR_WIN);
+  }
+  expect("MPI_Alloc_mem with a NULL baseptr", MPI_Alloc_mem(16, MPI_INFO_NULL, NULL), MPI_ERR_ARG);
+  expect("MPI_Type_size with a NULL size", MPI_Type_size(MPI_INT, NULL), MPI_ERR_ARG);
+  expect("MPI_Error_string with a NULL string", MPI_Error_string(MPI_ERR_ARG, NULL, &len),
+         MPI_ERR_ARG);
+#else
+  skip("calls on a freed window handle", kNeedsIntHandles);
+  skip("NULL output pointers", kNeedsIntHandles);
+#endif
   expect("MPI_Type_size of MPI_DATATYPE_NULL", MPI_Type_size(MPI_DATATYPE_NULL, &r), MPI_ERR_TYPE);
 }
 
