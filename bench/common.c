@@ -84,10 +84,15 @@ int bench_main(int argc, char** argv, const struct bench_spec* spec) {
   CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
   struct bench_options o;
-  if (bench_parse_options(argc, argv, spec->default_iters, &o) != 0) MPI_Abort(MPI_COMM_WORLD, 2);
+  /* Every rank sees the same arguments and size, so all of them leave here together. */
+  if (bench_parse_options(argc, argv, spec->default_iters, &o) != 0) {
+    MPI_Finalize();
+    return 2;
+  }
   if (size < 2) {
     if (rank == 0) fprintf(stderr, "%s: needs at least 2 ranks, got %d\n", spec->name, size);
-    MPI_Abort(MPI_COMM_WORLD, 2);
+    MPI_Finalize();
+    return 2;
   }
   if (rank == 0) {
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
