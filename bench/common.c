@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#define _POSIX_C_SOURCE 200809L
 #include "common.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* MPI_COMM_WORLD returns errors (windows keep the standard's MPI_ERRORS_ARE_FATAL); every call is
  * checked, and a failure names the call and the error before aborting. */
@@ -85,9 +87,10 @@ int bench_main(int argc, char** argv, const struct bench_spec* spec) {
   CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
   struct bench_options o;
   /* Every rank sees the same arguments and size, so all of them leave here together. */
-  if (bench_parse_options(argc, argv, spec->default_iters, &o) != 0) {
+  const int parsed = bench_parse_options(argc, argv, spec->default_iters, rank == 0, &o);
+  if (parsed != 0) {
     MPI_Finalize();
-    return 2;
+    return parsed < 0 ? 0 : 2;
   }
   if (size < 2) {
     if (rank == 0) fprintf(stderr, "%s: needs at least 2 ranks, got %d\n", spec->name, size);
@@ -110,10 +113,16 @@ int bench_main(int argc, char** argv, const struct bench_spec* spec) {
   }
 
   char* winbuf = NULL;
+  char* winmem = NULL;
   char* buf = NULL;
   MPI_Win win;
   if (o.create) {
-    winbuf = malloc(o.max_bytes);
+    /* Page-aligned, as OSU's benchmarks allocate window memory; --win-offset shifts the window
+     * off the page boundary. */
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    void* p = NULL;
+    if (posix_memalign(&p, page, o.max_bytes + o.win_offset) == 0) winmem = p;
+    winbuf = winmem ? winmem + o.win_offset : NULL;
     buf = malloc(o.max_bytes);
     if (!winbuf || !buf) {
       fprintf(stderr, "%s: out of memory (%zu bytes)\n", spec->name, o.max_bytes);
@@ -154,7 +163,7 @@ int bench_main(int argc, char** argv, const struct bench_spec* spec) {
 
   CHECK(MPI_Win_free(&win));
   if (o.create) {
-    free(winbuf);
+    free(winmem);
     free(buf);
   } else {
     CHECK(MPI_Free_mem(buf));

@@ -18,7 +18,8 @@ static double now(void) {
 
 int main(int argc, char** argv) {
   struct bench_options o;
-  if (bench_parse_options(argc, argv, 1000, &o) != 0) return 2;
+  const int parsed = bench_parse_options(argc, argv, 1000, 1, &o);
+  if (parsed != 0) return parsed < 0 ? 0 : 2;
   char* src = malloc(o.max_bytes);
   char* dst = malloc(o.max_bytes);
   double* per = malloc(sizeof(double) * (size_t)o.repeats);

@@ -8,14 +8,16 @@
 #include <string.h>
 
 static void usage(const char* name) {
-  fprintf(stderr,
+  fprintf(stdout,
           "usage: %s [--warmup-iters N] [--iters N] [--repeats N] [--min-bytes N] [--max-bytes N]\n"
-          "          [--sizes N,N,...] [--flavor allocate|create] [--label NAME] "
-          "[--verify|--no-verify]\n"
+          "          [--sizes N,N,...] [--flavor allocate|create] [--win-offset N] [--label NAME]\n"
+          "          [--verify|--no-verify]\n"
           "  --iters N         iterations per timed batch (default %s)\n"
           "  --repeats N       timed batches per size; the median batch is reported (default 11)\n"
           "  --warmup-iters N  untimed iterations per size (default 100)\n"
-          "  --sizes LIST      explicit message sizes instead of the min..max sweep\n",
+          "  --sizes LIST      explicit message sizes instead of the min..max sweep\n"
+          "  --win-offset N    create flavor: the window starts N bytes after a page boundary\n"
+          "                    (default 0: page-aligned memory, as OSU's benchmarks use)\n",
           name, "100; 10 for the bandwidth programs");
 }
 
@@ -37,14 +39,21 @@ static int parse_int(const char* s, int* out) {
   return 0;
 }
 
-int bench_parse_options(int argc, char** argv, int default_iters, struct bench_options* o) {
-  static const struct option longopts[] = {
-      {"warmup-iters", required_argument, 0, 'w'}, {"iters", required_argument, 0, 'i'},
-      {"repeats", required_argument, 0, 'r'},      {"min-bytes", required_argument, 0, 'm'},
-      {"max-bytes", required_argument, 0, 'M'},    {"sizes", required_argument, 0, 's'},
-      {"flavor", required_argument, 0, 'f'},       {"label", required_argument, 0, 'l'},
-      {"verify", no_argument, 0, 'v'},             {"no-verify", no_argument, 0, 'n'},
-      {"help", no_argument, 0, 'h'},               {0, 0, 0, 0}};
+int bench_parse_options(int argc, char** argv, int default_iters, int print_help,
+                        struct bench_options* o) {
+  static const struct option longopts[] = {{"warmup-iters", required_argument, 0, 'w'},
+                                           {"iters", required_argument, 0, 'i'},
+                                           {"repeats", required_argument, 0, 'r'},
+                                           {"min-bytes", required_argument, 0, 'm'},
+                                           {"max-bytes", required_argument, 0, 'M'},
+                                           {"sizes", required_argument, 0, 's'},
+                                           {"flavor", required_argument, 0, 'f'},
+                                           {"label", required_argument, 0, 'l'},
+                                           {"verify", no_argument, 0, 'v'},
+                                           {"no-verify", no_argument, 0, 'n'},
+                                           {"win-offset", required_argument, 0, 'o'},
+                                           {"help", no_argument, 0, 'h'},
+                                           {0, 0, 0, 0}};
   memset(o, 0, sizeof *o);
   o->warmup = 100;
   o->iters = default_iters;
@@ -54,16 +63,28 @@ int bench_parse_options(int argc, char** argv, int default_iters, struct bench_o
   o->max_bytes = (size_t)1 << 20;
   o->label = "mpi";
   const char* sizes = NULL;
-  int bad = 0, c;
+  int bad = 0, help = 0, c;
   opterr = 1;
-  while (!bad && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+  while (!bad && !help && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
     switch (c) {
-      case 'w': bad = parse_int(optarg, &o->warmup); break;
-      case 'i': bad = parse_int(optarg, &o->iters); break;
-      case 'r': bad = parse_int(optarg, &o->repeats); break;
-      case 'm': bad = parse_size(optarg, &o->min_bytes); break;
-      case 'M': bad = parse_size(optarg, &o->max_bytes); break;
-      case 's': sizes = optarg; break;
+      case 'w':
+        bad = parse_int(optarg, &o->warmup);
+        break;
+      case 'i':
+        bad = parse_int(optarg, &o->iters);
+        break;
+      case 'r':
+        bad = parse_int(optarg, &o->repeats);
+        break;
+      case 'm':
+        bad = parse_size(optarg, &o->min_bytes);
+        break;
+      case 'M':
+        bad = parse_size(optarg, &o->max_bytes);
+        break;
+      case 's':
+        sizes = optarg;
+        break;
       case 'f':
         if (strcmp(optarg, "create") == 0) {
           o->create = 1;
@@ -74,10 +95,24 @@ int bench_parse_options(int argc, char** argv, int default_iters, struct bench_o
           bad = 1;
         }
         break;
-      case 'l': o->label = optarg; break;
-      case 'v': o->verify = 1; break;
-      case 'n': o->verify = 0; break;
-      default: bad = 1; break;
+      case 'l':
+        o->label = optarg;
+        break;
+      case 'v':
+        o->verify = 1;
+        break;
+      case 'n':
+        o->verify = 0;
+        break;
+      case 'o':
+        bad = parse_size(optarg, &o->win_offset);
+        break;
+      case 'h':
+        help = 1;
+        break;
+      default:
+        bad = 1;
+        break;
     }
   }
   if (!bad && optind < argc) {
@@ -107,7 +142,11 @@ int bench_parse_options(int argc, char** argv, int default_iters, struct bench_o
          b *= b < 4096 ? 8 : 16)
       o->sizes[o->nsizes++] = b;
   }
-  if (bad) usage(argv[0]);
+  if (help) {
+    if (print_help) usage(argv[0]);
+    return -1;
+  }
+  if (bad && print_help) usage(argv[0]);
   return bad;
 }
 
@@ -131,9 +170,10 @@ void bench_batch_stats(double* per_iter, int n, double* p50, double* min) {
 
 void bench_print_json(const char* bench, const char* system, const char* flavor, size_t bytes,
                       int ranks, int iters, int batches, double p50_s, double min_s, double mbps) {
-  printf("{\"bench\":\"%s\",\"system\":\"%s\",\"flavor\":\"%s\",\"bytes\":%zu,\"ranks\":%d,"
-         "\"iters\":%d,\"batches\":%d,\"p50_us\":%.4f,\"min_us\":%.4f,\"mbps\":%.1f}\n",
-         bench, system, flavor, bytes, ranks, iters, batches, p50_s * 1e6, min_s * 1e6, mbps);
+  printf(
+      "{\"bench\":\"%s\",\"system\":\"%s\",\"flavor\":\"%s\",\"bytes\":%zu,\"ranks\":%d,"
+      "\"iters\":%d,\"batches\":%d,\"p50_us\":%.4f,\"min_us\":%.4f,\"mbps\":%.1f}\n",
+      bench, system, flavor, bytes, ranks, iters, batches, p50_s * 1e6, min_s * 1e6, mbps);
   fflush(stdout);
 }
 

@@ -10,20 +10,23 @@
 enum { BENCH_MAX_SIZES = 64 };
 
 struct bench_options {
-  int warmup;       /* --warmup-iters: untimed iterations per size (capped for big messages) */
-  int iters;        /* --iters: iterations per timed batch (capped for big messages) */
-  int repeats;      /* --repeats: timed batches per size; the median batch is reported */
-  int verify;       /* --verify (default) / --no-verify */
-  int create;       /* --flavor create: MPI_Win_create over malloc'ed memory */
-  size_t min_bytes; /* --min-bytes */
-  size_t max_bytes; /* --max-bytes */
+  int warmup;        /* --warmup-iters: untimed iterations per size (capped for big messages) */
+  int iters;         /* --iters: iterations per timed batch (capped for big messages) */
+  int repeats;       /* --repeats: timed batches per size; the median batch is reported */
+  int verify;        /* --verify (default) / --no-verify */
+  int create;        /* --flavor create: MPI_Win_create over memory of the program's own */
+  size_t win_offset; /* --win-offset: create windows start this far after a page boundary */
+  size_t min_bytes;  /* --min-bytes */
+  size_t max_bytes;  /* --max-bytes */
   const char* label;
   size_t sizes[BENCH_MAX_SIZES]; /* the sweep: --sizes, or min..max (x8 below 4 KiB, x16 above) */
   int nsizes;
 };
 
-/* Defaults, then argv. Returns 0, or 1 after printing the usage (bad option or --help). */
-int bench_parse_options(int argc, char** argv, int default_iters, struct bench_options* o);
+/* Defaults, then argv. Returns 0; -1 for --help; 1 for a bad option. The usage goes to stdout
+ * when print_help is set (one rank prints it). */
+int bench_parse_options(int argc, char** argv, int default_iters, int print_help,
+                        struct bench_options* o);
 
 /* Iterations for one message size: at most `want`, and at most what moves 256 MiB (at least 1),
  * so the 1 MiB bandwidth rows take about as long as the small ones. */
