@@ -23,6 +23,7 @@
 
 #include "log.hpp"
 #include "onesided/errors.hpp"
+#include "transport/shared_pages.hpp"
 #include "transport/transport.hpp"
 
 namespace onesided::transport {
@@ -61,11 +62,16 @@ NodeId localNodeId() {
 
 /// What a packed key carries besides UCX's own rkey bytes. For memory the user owns
 /// (MPI_Win_create) UCX's shared-memory transports cannot map it and its put needs the target
-/// to progress; with the owner's pid an on-node origin writes it with cross-memory attach
-/// instead, with no target involvement (DESIGN.md, "Facts measured": 0.39 us per 8-byte write).
+/// to progress. So an on-node origin maps the region's whole pages (shared_pages.hpp) and
+/// stores into them, and reaches the partial pages at the ends with cross-memory attach (the
+/// owner's pid), all with no target involvement.
 struct KeyHeader {
-  std::uint64_t pid;  // 0: no cross-memory attach (transport-allocated memory)
+  std::uint64_t pid;
+  std::uint64_t registered;  // 1: user memory (cross-memory attach allowed), 0: allocated
   NodeId node;
+  std::uint64_t base;  // the region
+  std::uint64_t len;
+  SharedPagesInfo shared;
   std::uint64_t ucxLen;
 };
 
@@ -127,6 +133,8 @@ class UcxRegion final : public MemoryRegion {
       base_ = base;
       return;  // nothing to register; bounds checks keep peers away from it
     }
+    // Before ucp_mem_map: sharing replaces the pages, and UCX must register the new ones.
+    if (placement == Placement::kRegister) shared_ = SharedPages::share(base, len);
     ucp_mem_map_params_t p{};
     p.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
                    UCP_MEM_MAP_PARAM_FIELD_FLAGS;
@@ -149,7 +157,12 @@ class UcxRegion final : public MemoryRegion {
       ucp_mem_unmap(ctx_->context(), memh_);
       checkUcs(s, "ucp_rkey_pack");
     }
-    KeyHeader h{placement == Placement::kRegister ? static_cast<std::uint64_t>(getpid()) : 0, node,
+    KeyHeader h{static_cast<std::uint64_t>(getpid()),
+                placement == Placement::kRegister ? 1U : 0U,
+                node,
+                reinterpret_cast<std::uint64_t>(base_),
+                len,
+                shared_ != nullptr ? shared_->info() : SharedPagesInfo{},
                 size};
     rkey_.resize(sizeof h + size);
     std::memcpy(rkey_.data(), &h, sizeof h);
@@ -173,6 +186,7 @@ class UcxRegion final : public MemoryRegion {
 
  private:
   std::shared_ptr<UcpContext> ctx_;
+  std::unique_ptr<SharedPages> shared_;  // restored after ucp_mem_unmap (destroyed last)
   ucp_mem_h memh_ = nullptr;
   void* base_ = nullptr;
   std::size_t len_;
@@ -181,19 +195,32 @@ class UcxRegion final : public MemoryRegion {
 
 class UcxKey final : public RemoteKey {
  public:
-  /// `pid`: the owner's pid when cross-memory attach reaches it from here, else 0.
-  UcxKey(ucp_rkey_h rkey, pid_t pid) : rkey_(rkey), pid_(pid), sameProcess_(pid == getpid()) {}
+  UcxKey() = default;
+  /// `onNode`: the owner shares this kernel and pid namespace (its memory can be mapped, and
+  /// user memory reached by cross-memory attach).
+  UcxKey(ucp_rkey_h rkey, const KeyHeader& h, bool onNode)
+      : rkey_(rkey), pid_(onNode && h.registered != 0 ? static_cast<pid_t>(h.pid) : 0) {
+    if (onNode && static_cast<pid_t>(h.pid) == getpid()) {
+      direct_ = {0, UINTPTR_MAX, 0};  // one address space (ranks as threads)
+      return;
+    }
+    void* p = nullptr;
+    if (h.len > 0 && ucp_rkey_ptr(rkey_, h.base, &p) == UCS_OK) {
+      direct_ = {h.base, h.base + h.len,
+                 reinterpret_cast<std::intptr_t>(p) - static_cast<std::intptr_t>(h.base)};
+    } else if (pid_ != 0 && (pages_ = PeerPages::attach(pid_, h.shared)) != nullptr) {
+      direct_ = {h.shared.lo, h.shared.hi,
+                 reinterpret_cast<std::intptr_t>(pages_->local()) -
+                     static_cast<std::intptr_t>(h.shared.lo)};
+    }
+  }
   ~UcxKey() override {
+    pages_.reset();
     if (rkey_ != nullptr) ucp_rkey_destroy(rkey_);
   }
   UcxKey(const UcxKey&) = delete;
   UcxKey& operator=(const UcxKey&) = delete;
-  [[nodiscard]] void* directPointer(std::uint64_t raddr) const override {
-    if (sameProcess_) return reinterpret_cast<void*>(raddr);  // NOLINT: one address space
-    if (rkey_ == nullptr) return nullptr;
-    void* p = nullptr;
-    return ucp_rkey_ptr(rkey_, raddr, &p) == UCS_OK ? p : nullptr;
-  }
+  [[nodiscard]] DirectSpan direct() const override { return direct_; }
   [[nodiscard]] ucp_rkey_h get() const { return rkey_; }
   /// Cross-memory attach: writes (or reads) all bytes, or returns false when the kernel
   /// refuses (no ptrace permission), after which this key uses UCX. A dead owner is an error.
@@ -224,9 +251,10 @@ class UcxKey final : public RemoteKey {
   }
 
  private:
-  ucp_rkey_h rkey_;
-  pid_t pid_;
-  bool sameProcess_;
+  ucp_rkey_h rkey_ = nullptr;
+  pid_t pid_ = 0;  // the owner's pid when cross-memory attach reaches it from here, else 0
+  std::unique_ptr<PeerPages> pages_;
+  DirectSpan direct_;
   mutable bool cmaRefused_ = false;
 };
 
@@ -257,14 +285,13 @@ class UcxEndpoint final : public Endpoint {
   UcxEndpoint& operator=(const UcxEndpoint&) = delete;
 
   std::unique_ptr<RemoteKey> unpackRkey(std::span<const std::byte> packed) override {
-    if (packed.empty()) return std::make_unique<UcxKey>(nullptr, 0);
+    if (packed.empty()) return std::make_unique<UcxKey>();
     KeyHeader h{};
     if (packed.size() < sizeof h) throw Error(kErrIntern, "ucx: truncated remote key");
     std::memcpy(&h, packed.data(), sizeof h);
     ucp_rkey_h rkey = nullptr;
     checkUcs(ucp_ep_rkey_unpack(ep_, packed.data() + sizeof h, &rkey), "ucp_ep_rkey_unpack");
-    const bool onNode = h.node == node_;
-    return std::make_unique<UcxKey>(rkey, onNode ? static_cast<pid_t>(h.pid) : 0);
+    return std::make_unique<UcxKey>(rkey, h, h.node == node_);
   }
 
   Issue put(std::span<const Iov> src, std::uint64_t raddr, const RemoteKey& key) override {

@@ -104,7 +104,9 @@ class Window {
     int dispUnit = 1;
     std::vector<std::byte> packedKey;
     std::unique_ptr<transport::RemoteKey> key;  // unpacked on first access
-    std::byte* direct = nullptr;                // load/store path, when the transport has one
+    std::byte* direct = nullptr;  // local address of window offset 0 on the load / store path
+    std::uint64_t directLo = 0;   // window offsets [directLo, directHi) are on that path
+    std::uint64_t directHi = 0;
     bool resolved = false;
   };
   enum class Epoch { kNone, kFence };

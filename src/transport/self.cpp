@@ -33,9 +33,7 @@ class SelfRegion final : public MemoryRegion {
 
 class SelfKey final : public RemoteKey {
  public:
-  [[nodiscard]] void* directPointer(std::uint64_t raddr) const override {
-    return reinterpret_cast<void*>(raddr);  // NOLINT(performance-no-int-to-ptr)
-  }
+  [[nodiscard]] DirectSpan direct() const override { return {0, UINTPTR_MAX, 0}; }
 };
 
 template <class T>

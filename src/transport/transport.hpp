@@ -47,13 +47,28 @@ class MemoryRegion {
   [[nodiscard]] virtual std::vector<std::byte> packRkey() const = 0;
 };
 
+/// The remote addresses [lo, hi) that this process can load from and store to directly (shared
+/// memory, or the same process): remote address a is local address a + delta. Empty (lo == hi)
+/// when only put / get reach the peer's memory.
+struct DirectSpan {
+  std::uint64_t lo = 0;
+  std::uint64_t hi = 0;
+  std::intptr_t delta = 0;
+};
+
 /// A peer's region as seen from here. Lives on (and must die before) its endpoint.
 class RemoteKey {
  public:
   virtual ~RemoteKey() = default;
+  /// Which part of the peer's memory is reachable by loads and stores.
+  [[nodiscard]] virtual DirectSpan direct() const = 0;
   /// A local address through which the peer's memory at `raddr` can be loaded and stored
-  /// directly (shared memory, or the same process), or nullptr when only put / get reach it.
-  [[nodiscard]] virtual void* directPointer(std::uint64_t raddr) const = 0;
+  /// directly, or nullptr when only put / get reach it.
+  [[nodiscard]] void* directPointer(std::uint64_t raddr) const {
+    const DirectSpan d = direct();
+    if (raddr < d.lo || raddr >= d.hi) return nullptr;
+    return reinterpret_cast<void*>(raddr + static_cast<std::uint64_t>(d.delta));  // NOLINT
+  }
 };
 
 /// One per peer; created lazily by the Transport. Operations are nonblocking: they are complete

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "onesided/window.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -202,11 +203,22 @@ Window::Target& Window::resolve(int target) {
   if (!t.resolved) {
     if (target == comm_.rank()) {
       t.direct = static_cast<std::byte*>(base_);
+      t.directHi = t.size;
     } else if (t.size > 0) {
       auto& ep = comm_.context().endpoint(comm_.worldRank(target));
       t.key = ep.unpackRkey(t.packedKey);
-      t.direct = static_cast<std::byte*>(t.key->directPointer(t.base));
+      // The part of the window that loads and stores reach, as window offsets.
+      const transport::DirectSpan d = t.key->direct();
+      const std::uint64_t lo = std::clamp(d.lo, t.base, t.base + t.size);
+      const std::uint64_t hi = std::clamp(d.hi, lo, t.base + t.size);
+      if (hi > lo) {
+        t.directLo = lo - t.base;
+        t.directHi = hi - t.base;
+        t.direct = reinterpret_cast<std::byte*>(t.base + static_cast<std::uint64_t>(d.delta));
+      }
     }
+    SPDLOG_LOGGER_DEBUG(&log::core(), "window target {}: bytes [{}, {}) of {} direct", target,
+                        t.directLo, t.directHi, t.size);
     t.resolved = true;
   }
   return t;
@@ -274,7 +286,7 @@ void Window::transfer(void* origin, std::int64_t ocount, const Datatype& otype, 
   if (tcount == 0 || ttype.size() == 0) return;
   Target& t = resolve(target);
   auto* o = static_cast<std::byte*>(origin);
-  if (t.direct != nullptr) {
+  if (t.directLo == 0 && t.directHi == t.size) {
     // Load / store path (same process or a shared-memory window): done when the copy is.
     // memmove: a self put may overlap its own origin buffer.
     forEachPiece(o, static_cast<std::size_t>(ocount), otype, offset,
@@ -288,14 +300,31 @@ void Window::transfer(void* origin, std::int64_t ocount, const Datatype& otype, 
                  });
     return;
   }
+  // Through the transport, except the part of each piece that lies in the direct span (the
+  // whole pages of a create window shared by an on-node peer).
   auto& ep = comm_.context().endpoint(comm_.worldRank(target));
   bool pending = false;
+  auto viaTransport = [&](std::byte* op, std::uint64_t toff, std::size_t n) {
+    if (n == 0) return;
+    transport::Iov iov{op, n};
+    auto issue =
+        kPut ? ep.put({&iov, 1}, t.base + toff, *t.key) : ep.get({&iov, 1}, t.base + toff, *t.key);
+    pending = pending || issue == transport::Issue::kPending;
+  };
   forEachPiece(o, static_cast<std::size_t>(ocount), otype, offset, static_cast<std::size_t>(tcount),
                ttype, [&](std::byte* op, std::uint64_t toff, std::size_t n) {
-                 transport::Iov iov{op, n};
-                 auto issue = kPut ? ep.put({&iov, 1}, t.base + toff, *t.key)
-                                   : ep.get({&iov, 1}, t.base + toff, *t.key);
-                 pending = pending || issue == transport::Issue::kPending;
+                 const std::uint64_t end = toff + n;
+                 const std::uint64_t a = std::clamp(t.directLo, toff, end);
+                 const std::uint64_t b = std::clamp(t.directHi, a, end);
+                 viaTransport(op, toff, a - toff);
+                 if (b > a) {
+                   if constexpr (kPut) {
+                     std::memmove(t.direct + a, op + (a - toff), b - a);
+                   } else {
+                     std::memmove(op + (a - toff), t.direct + a, b - a);
+                   }
+                 }
+                 viaTransport(op + (b - toff), b, end - b);
                });
   // Operations complete in the call (cross-memory attach) need no flush at the fence.
   if (pending && !isDirty_[static_cast<std::size_t>(target)]) {

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Shared pages for user memory (see shared_pages.hpp for the why and the limits).
+#include "transport/shared_pages.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "log.hpp"
+
+namespace onesided::transport {
+namespace {
+
+constexpr const char* kMemfdName = "onesided-window";
+
+std::uint64_t pageSize() {
+  static const auto page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+bool enabled() {
+  const char* env = std::getenv("ONESIDED_SHARE_PAGES");
+  return env == nullptr || std::strcmp(env, "0") != 0;
+}
+
+/// One line of /proc/self/maps.
+struct Mapping {
+  std::uint64_t start = 0;
+  std::uint64_t end = 0;
+  std::string perms;
+  std::uint64_t inode = 0;
+  std::string path;
+};
+
+std::vector<Mapping> readMaps() {
+  std::vector<Mapping> maps;
+  std::ifstream in("/proc/self/maps");
+  std::string line;
+  while (std::getline(in, line)) {
+    Mapping m;
+    char perms[8] = {};
+    unsigned long long start = 0;
+    unsigned long long end = 0;
+    unsigned long long offset = 0;
+    unsigned long long inode = 0;
+    char dev[32] = {};
+    int pathAt = 0;
+    if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %31s %llu %n", &start, &end, perms, &offset,
+                    dev, &inode, &pathAt) < 6) {
+      continue;
+    }
+    m.start = start;
+    m.end = end;
+    m.perms = perms;
+    m.inode = inode;
+    if (pathAt > 0 && static_cast<std::size_t>(pathAt) <= line.size()) m.path = line.substr(pathAt);
+    maps.push_back(std::move(m));
+  }
+  return maps;
+}
+
+/// Whether every byte of [lo, hi) lies in mappings accepted by `ok`, with no gap.
+template <class Ok>
+bool covered(std::uint64_t lo, std::uint64_t hi, Ok ok) {
+  std::uint64_t at = lo;
+  for (const Mapping& m : readMaps()) {
+    if (m.end <= at || m.start > at) continue;
+    if (!ok(m)) return false;
+    at = m.end;
+    if (at >= hi) return true;
+  }
+  return false;
+}
+
+bool privateAnonymous(const Mapping& m) {
+  return m.perms == "rw-p" && m.inode == 0 && (m.path.empty() || m.path == "[heap]");
+}
+
+/// The process's shared ranges. Process-wide by nature: mappings belong to the process, not to
+/// a Context, and two windows (of any Context) over the same pages must share one memfd.
+struct Entry {
+  std::uint64_t lo;
+  std::uint64_t hi;
+  int fd;
+  std::uint64_t inode;
+  int refs;
+};
+
+struct Registry {
+  std::mutex mutex;
+  std::vector<Entry> entries;
+};
+
+Registry& registry() {
+  static auto* r = new Registry;  // never destroyed: windows may outlive static destructors
+  return *r;
+}
+
+// Pages are replaced with mmap(MAP_FIXED), which swaps the mapping in one step, and never with
+// mremap(MREMAP_FIXED): UCX 1.13's memory hooks (ucm) drop mremap's fifth argument and move the
+// pages to a wrong address. mmap also tells those hooks, so registration caches that knew the
+// old pages forget them.
+
+/// Puts the memfd `fd` at [lo, hi) with the range's current content.
+bool shareRange(std::uint64_t lo, std::uint64_t hi, int fd) {
+  const std::size_t len = hi - lo;
+  auto* at = reinterpret_cast<void*>(lo);  // NOLINT(performance-no-int-to-ptr)
+  void* temp = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (temp == MAP_FAILED) return false;
+  std::memcpy(temp, at, len);
+  void* got = mmap(at, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+  munmap(temp, len);
+  return got == at;
+}
+
+/// Puts private anonymous memory back at [lo, hi), with the content of the memfd `fd`.
+bool unshareRange(std::uint64_t lo, std::uint64_t hi, int fd) {
+  const std::size_t len = hi - lo;
+  auto* at = reinterpret_cast<void*>(lo);  // NOLINT(performance-no-int-to-ptr)
+  void* temp = mmap(nullptr, len, PROT_READ, MAP_SHARED, fd, 0);
+  if (temp == MAP_FAILED) return false;
+  void* got = mmap(at, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  if (got == at) std::memcpy(at, temp, len);
+  munmap(temp, len);
+  return got == at;
+}
+
+std::unique_ptr<SharedPages> nothing(const char* why, std::uint64_t lo, std::uint64_t hi) {
+  SPDLOG_LOGGER_DEBUG(&log::core(), "shared pages: [{:#x}, {:#x}) not shared: {}", lo, hi, why);
+  (void)why;
+  (void)lo;
+  (void)hi;
+  return nullptr;
+}
+
+}  // namespace
+
+std::unique_ptr<SharedPages> SharedPages::share(void* base, std::size_t len) {
+  const std::uint64_t page = pageSize();
+  const auto b = reinterpret_cast<std::uint64_t>(base);
+  const std::uint64_t lo = (b + page - 1) & ~(page - 1);
+  const std::uint64_t hi = (b + len) & ~(page - 1);
+  if (!enabled()) return nothing("ONESIDED_SHARE_PAGES=0", lo, hi);
+  if (base == nullptr || hi <= lo) return nothing("no whole page", lo, hi);
+
+  auto& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  for (Entry& e : reg.entries) {
+    if (e.lo <= lo && hi <= e.hi) {
+      ++e.refs;
+      return std::unique_ptr<SharedPages>(new SharedPages({lo, hi, lo - e.lo, e.inode, e.fd}));
+    }
+    if (lo < e.hi && e.lo < hi) return nothing("partly overlaps another window's pages", lo, hi);
+  }
+  if (!covered(lo, hi, privateAnonymous)) return nothing("not private anonymous memory", lo, hi);
+
+  const int fd = memfd_create(kMemfdName, MFD_CLOEXEC);
+  if (fd < 0) return nothing("memfd_create failed", lo, hi);
+  struct stat st {};
+  if (ftruncate(fd, static_cast<off_t>(hi - lo)) != 0 || fstat(fd, &st) != 0 ||
+      !shareRange(lo, hi, fd)) {
+    log::core().debug("shared pages: sharing [{:#x}, {:#x}): {}", lo, hi, std::strerror(errno));
+    close(fd);
+    return nothing("a system call failed", lo, hi);
+  }
+  reg.entries.push_back({lo, hi, fd, static_cast<std::uint64_t>(st.st_ino), 1});
+  SPDLOG_LOGGER_DEBUG(&log::core(), "shared pages: [{:#x}, {:#x}) now in memfd fd {}", lo, hi, fd);
+  return std::unique_ptr<SharedPages>(
+      new SharedPages({lo, hi, 0, static_cast<std::uint64_t>(st.st_ino), fd}));
+}
+
+SharedPages::~SharedPages() {
+  auto& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  for (auto it = reg.entries.begin(); it != reg.entries.end(); ++it) {
+    if (it->inode != info_.inode || --it->refs > 0) continue;
+    const Entry e = *it;
+    reg.entries.erase(it);
+    // Only move the content back if the pages are still ours: a program that unmapped the
+    // memory before MPI_Win_free may have something else there now.
+    const bool ours = covered(e.lo, e.hi, [&](const Mapping& m) {
+      return m.inode == e.inode && m.path.find(kMemfdName) != std::string::npos;
+    });
+    if (ours) {
+      if (!unshareRange(e.lo, e.hi, e.fd)) {
+        log::core().warn(
+            "shared pages: could not restore private memory at {:#x} ({} bytes); "
+            "it stays shared",
+            e.lo, e.hi - e.lo);
+      }
+    } else {
+      log::core().warn(
+          "shared pages: the window memory at {:#x} was unmapped or replaced "
+          "before MPI_Win_free",
+          e.lo);
+    }
+    close(e.fd);
+    return;
+  }
+}
+
+std::unique_ptr<PeerPages> PeerPages::attach(pid_t owner, const SharedPagesInfo& info) {
+  if (info.hi <= info.lo || info.fd < 0) return nullptr;
+  const std::string path = "/proc/" + std::to_string(owner) + "/fd/" + std::to_string(info.fd);
+  const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    log::core().debug("shared pages: cannot open {}: {}", path, std::strerror(errno));
+    return nullptr;
+  }
+  struct stat st {};
+  void* map = MAP_FAILED;
+  if (fstat(fd, &st) == 0 && static_cast<std::uint64_t>(st.st_ino) == info.inode) {
+    map = mmap(nullptr, info.hi - info.lo, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+               static_cast<off_t>(info.fileOffset));
+  } else {
+    log::core().debug("shared pages: {} is not the memfd the key names", path);
+  }
+  close(fd);
+  if (map == MAP_FAILED) return nullptr;
+  return std::unique_ptr<PeerPages>(new PeerPages(static_cast<std::byte*>(map), info.hi - info.lo));
+}
+
+PeerPages::~PeerPages() {
+  if (munmap(map_, len_) != 0) {
+    log::core().warn("shared pages: munmap of a peer's window failed: {}", std::strerror(errno));
+  }
+}
+
+}  // namespace onesided::transport

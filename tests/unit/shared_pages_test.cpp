@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Shared pages (src/transport/shared_pages.hpp) in one process: the owner's view and a peer's
+// view (attached through this process's own /proc/<pid>/fd) are the same memory, the content
+// survives sharing and unsharing, and overlapping windows share one memfd. The cross-process
+// case runs under onesided-run in tests/mpi/create_shared.c.
+#include "transport/shared_pages.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace onesided::transport {
+namespace {
+
+const std::size_t kPage = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+
+/// Whether /proc/self/maps shows one of our memfds mapped at `addr`.
+bool memfdAt(const void* addr) {
+  std::ifstream in("/proc/self/maps");
+  std::string line;
+  const auto a = reinterpret_cast<std::uintptr_t>(addr);
+  while (std::getline(in, line)) {
+    unsigned long long lo = 0;
+    unsigned long long hi = 0;
+    if (std::sscanf(line.c_str(), "%llx-%llx", &lo, &hi) == 2 && lo <= a && a < hi) {
+      return line.find("onesided-window") != std::string::npos;
+    }
+  }
+  return false;
+}
+
+void fill(std::byte* p, std::size_t n, unsigned seed) {
+  for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<std::byte>((i * 131 + seed) & 0xff);
+}
+
+bool holds(const std::byte* p, std::size_t n, unsigned seed) {
+  for (std::size_t i = 0; i < n; ++i) {
+    if (p[i] != static_cast<std::byte>((i * 131 + seed) & 0xff)) return false;
+  }
+  return true;
+}
+
+struct Buffer {
+  explicit Buffer(std::size_t n) : size(n) {
+    void* p = nullptr;
+    EXPECT_EQ(posix_memalign(&p, kPage, n), 0);
+    data = static_cast<std::byte*>(p);
+  }
+  ~Buffer() { std::free(data); }  // NOLINT(cppcoreguidelines-no-malloc)
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  std::byte* data = nullptr;
+  std::size_t size;
+};
+
+TEST(SharedPages, WholePagesAreSharedAndComeBackPrivate) {
+  Buffer b(8 * kPage);
+  fill(b.data, b.size, 1);
+  // A window from the middle of page 0 to the middle of page 7: pages 1..6 are whole.
+  std::byte* base = b.data + kPage / 2;
+  const std::size_t len = 7 * kPage;
+  auto shared = SharedPages::share(base, len);
+  ASSERT_NE(shared, nullptr);
+  const SharedPagesInfo& info = shared->info();
+  EXPECT_EQ(info.lo, reinterpret_cast<std::uint64_t>(b.data + kPage));
+  EXPECT_EQ(info.hi, reinterpret_cast<std::uint64_t>(b.data + 7 * kPage));
+  EXPECT_TRUE(memfdAt(b.data + kPage));
+  EXPECT_FALSE(memfdAt(b.data));  // the partial pages stay private
+  EXPECT_FALSE(memfdAt(b.data + 7 * kPage));
+  EXPECT_TRUE(holds(b.data, b.size, 1)) << "sharing changed the content";
+
+  // A peer's mapping is the same memory, both ways.
+  auto peer = PeerPages::attach(getpid(), info);
+  ASSERT_NE(peer, nullptr);
+  EXPECT_NE(peer->local(), b.data + kPage);
+  fill(peer->local(), 6 * kPage, 2);
+  EXPECT_TRUE(holds(b.data + kPage, 6 * kPage, 2));
+  fill(b.data + kPage, 6 * kPage, 3);
+  EXPECT_TRUE(holds(peer->local(), 6 * kPage, 3));
+
+  peer.reset();
+  shared.reset();
+  EXPECT_FALSE(memfdAt(b.data + kPage));
+  EXPECT_TRUE(holds(b.data + kPage, 6 * kPage, 3)) << "unsharing lost the content";
+  // Private again: a fresh write is only ours, and the memory behaves as before.
+  fill(b.data, b.size, 4);
+  EXPECT_TRUE(holds(b.data, b.size, 4));
+}
+
+TEST(SharedPages, NothingToShareBelowOnePage) {
+  Buffer b(2 * kPage);
+  EXPECT_EQ(SharedPages::share(b.data + 16, kPage), nullptr);  // straddles, no whole page
+  EXPECT_EQ(SharedPages::share(b.data, 0), nullptr);
+  EXPECT_EQ(SharedPages::share(nullptr, 4 * kPage), nullptr);
+  EXPECT_FALSE(memfdAt(b.data));
+}
+
+TEST(SharedPages, OverlappingWindowsShareOneMemory) {
+  Buffer b(8 * kPage);
+  fill(b.data, b.size, 5);
+  auto outer = SharedPages::share(b.data, 8 * kPage);
+  ASSERT_NE(outer, nullptr);
+  auto inner = SharedPages::share(b.data + 2 * kPage, 3 * kPage);
+  ASSERT_NE(inner, nullptr);
+  EXPECT_EQ(inner->info().inode, outer->info().inode);
+  EXPECT_EQ(inner->info().fileOffset, 2 * kPage);
+  // Partly overlapping another shared range: not shared (its bytes go the slow way).
+  EXPECT_EQ(SharedPages::share(b.data + 6 * kPage, 3 * kPage), nullptr);
+
+  auto peer = PeerPages::attach(getpid(), inner->info());
+  ASSERT_NE(peer, nullptr);
+  fill(peer->local(), 3 * kPage, 6);
+  EXPECT_TRUE(holds(b.data + 2 * kPage, 3 * kPage, 6));
+  peer.reset();
+
+  outer.reset();  // the inner window still holds the range
+  EXPECT_TRUE(memfdAt(b.data + 2 * kPage));
+  inner.reset();
+  EXPECT_FALSE(memfdAt(b.data + 2 * kPage));
+  EXPECT_TRUE(holds(b.data + 2 * kPage, 3 * kPage, 6));
+}
+
+TEST(SharedPages, FileMemoryIsNotShared) {
+  void* p = mmap(nullptr, 4 * kPage, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  EXPECT_EQ(SharedPages::share(p, 4 * kPage), nullptr);  // already MAP_SHARED
+  munmap(p, 4 * kPage);
+  void* ro = mmap(nullptr, 4 * kPage, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(ro, MAP_FAILED);
+  EXPECT_EQ(SharedPages::share(ro, 4 * kPage), nullptr);  // not writable
+  munmap(ro, 4 * kPage);
+}
+
+TEST(SharedPages, StaticMemory) {
+  alignas(4096) static std::byte bss[16 * 4096];
+  fill(bss, sizeof bss, 7);
+  auto shared = SharedPages::share(bss, sizeof bss);
+  ASSERT_NE(shared, nullptr);  // .bss is private anonymous memory
+  EXPECT_TRUE(holds(bss, sizeof bss, 7));
+  shared.reset();
+  EXPECT_TRUE(holds(bss, sizeof bss, 7));
+}
+
+TEST(SharedPages, UnmappedBeforeFreeIsLeftAlone) {
+  void* p = mmap(nullptr, 4 * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  auto shared = SharedPages::share(p, 4 * kPage);
+  ASSERT_NE(shared, nullptr);
+  munmap(p, 4 * kPage);  // erroneous program: the memory went away before MPI_Win_free
+  void* q =
+      mmap(p, 4 * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  ASSERT_EQ(q, p);
+  fill(static_cast<std::byte*>(q), 4 * kPage, 8);
+  shared.reset();  // must not put the old window's content over the new mapping
+  EXPECT_TRUE(holds(static_cast<std::byte*>(q), 4 * kPage, 8));
+  munmap(q, 4 * kPage);
+}
+
+TEST(SharedPages, PeerRejectsAStaleKey) {
+  Buffer b(4 * kPage);
+  auto shared = SharedPages::share(b.data, b.size);
+  ASSERT_NE(shared, nullptr);
+  SharedPagesInfo wrong = shared->info();
+  ++wrong.inode;
+  EXPECT_EQ(PeerPages::attach(getpid(), wrong), nullptr);
+  wrong = shared->info();
+  wrong.fd = 0;  // stdin: not our memfd
+  EXPECT_EQ(PeerPages::attach(getpid(), wrong), nullptr);
+}
+
+}  // namespace
+}  // namespace onesided::transport
