@@ -37,11 +37,27 @@ class Datatype {
   [[nodiscard]] const std::vector<Block>& blocks() const noexcept { return blocks_; }
   [[nodiscard]] const std::vector<SigRun>& signature() const noexcept { return signature_; }
   /// Lowest and one-past-highest byte touched by `count` elements, relative to the buffer.
-  [[nodiscard]] std::ptrdiff_t trueLb() const noexcept;
-  [[nodiscard]] std::ptrdiff_t trueUb(std::size_t count) const noexcept;
+  [[nodiscard]] std::ptrdiff_t trueLb() const noexcept {
+    return blocks_.empty() ? 0 : blocks_[0].offset;
+  }
+  [[nodiscard]] std::ptrdiff_t trueUb(std::size_t count) const noexcept {
+    if (count == 0 || blocks_.empty()) return trueLb();
+    const auto& last = blocks_.back();
+    return static_cast<std::ptrdiff_t>(count - 1) * extent_ + last.offset +
+           static_cast<std::ptrdiff_t>(last.len);
+  }
 
-  /// The predefined type with this MPI_Datatype handle value, or nullptr.
-  static const Datatype* predefined(int id) noexcept;
+  /// The predefined type with this MPI_Datatype handle value, or nullptr. Inline: every
+  /// MPI_Put / MPI_Get looks up two.
+  static const Datatype* predefined(int id) noexcept {
+    const PredefinedTable t = predefinedTable();
+    return id > 0 && id < t.count ? t.types + id : nullptr;
+  }
+  struct PredefinedTable {
+    const Datatype* types;
+    int count;
+  };
+  static PredefinedTable predefinedTable() noexcept;
 
  private:
   int id_;

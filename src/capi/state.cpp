@@ -3,17 +3,9 @@
 
 namespace onesided::capi {
 
-State& state() {
-  // Never destroyed: a program that exits without MPI_Finalize must not run transport teardown
-  // from a static destructor (it can wait on peers); the kernel reclaims everything instead.
-  static State* s = new State;  // NOLINT(cppcoreguidelines-owning-memory)
-  return *s;
-}
-
-void requireInit() {
-  auto& s = state();
-  if (!s.initialized) throw Error(MPI_ERR_OTHER, "called before MPI_Init");
-  if (s.finalized) throw Error(MPI_ERR_OTHER, "called after MPI_Finalize");
+void throwNotActive() {
+  if (!state().initialized) throw Error(MPI_ERR_OTHER, "called before MPI_Init");
+  throw Error(MPI_ERR_OTHER, "called after MPI_Finalize");
 }
 
 Context& context() {
@@ -32,23 +24,19 @@ CommEntry& commEntry(MPI_Comm comm) {
 
 Comm& comm(MPI_Comm c) { return *commEntry(c).comm; }
 
-WinEntry& winEntry(MPI_Win win) {
+void throwBadWin(MPI_Win win) {
   requireInit();
   auto& s = state();
   if (win == MPI_WIN_NULL) throw Error(MPI_ERR_WIN, "window is MPI_WIN_NULL");
   if (win < 0 || static_cast<std::size_t>(win) >= s.wins.size()) {
     throw Error(MPI_ERR_WIN, "invalid window handle " + std::to_string(win));
   }
-  auto& e = s.wins[static_cast<std::size_t>(win)];
-  if (!e) throw Error(MPI_ERR_WIN, "window handle " + std::to_string(win) + " was freed");
-  return *e;
+  throw Error(MPI_ERR_WIN, "window handle " + std::to_string(win) + " was freed");
 }
 
-const Datatype& datatype(MPI_Datatype type) {
+void throwBadDatatype(MPI_Datatype type) {
   if (type == MPI_DATATYPE_NULL) throw Error(MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL");
-  const Datatype* d = Datatype::predefined(type);
-  if (d == nullptr) throw Error(MPI_ERR_TYPE, "invalid datatype handle " + std::to_string(type));
-  return *d;
+  throw Error(MPI_ERR_TYPE, "invalid datatype handle " + std::to_string(type));
 }
 
 void requireArg(const void* p, const char* what) {

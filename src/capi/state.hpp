@@ -45,7 +45,12 @@ struct State {
   MPI_Errhandler preInitErrhandler = MPI_ERRORS_ARE_FATAL;
 };
 
-State& state();
+/// The process's State, never destroyed: a program that exits without MPI_Finalize must not
+/// run transport teardown from a static destructor (it can wait on peers).
+inline State& state() {
+  static State* s = new State;  // NOLINT(cppcoreguidelines-owning-memory)
+  return *s;
+}
 
 /// The object an error is raised on, which chooses the error handler.
 struct On {
@@ -78,12 +83,35 @@ int call(const char* name, On on, Fn&& fn) noexcept {
 }
 
 // ---- lookups: each throws Error with the right class and a message naming the bad value ----
-void requireInit();
+// The ones every MPI_Put / MPI_Get / MPI_Win_fence makes are inline with the error paths out of
+// line (they build the messages).
+[[noreturn]] void throwNotActive();
+[[noreturn]] void throwBadWin(MPI_Win win);
+[[noreturn]] void throwBadDatatype(MPI_Datatype type);
+
+inline void requireInit() {
+  const State& s = state();
+  if (!s.initialized || s.finalized) [[unlikely]]
+    throwNotActive();
+}
 Context& context();
 CommEntry& commEntry(MPI_Comm comm);
 Comm& comm(MPI_Comm comm);
-WinEntry& winEntry(MPI_Win win);
-const Datatype& datatype(MPI_Datatype type);
+inline WinEntry& winEntry(MPI_Win win) {
+  State& s = state();
+  if (s.initialized && !s.finalized && win > 0 && static_cast<std::size_t>(win) < s.wins.size())
+      [[likely]] {
+    if (WinEntry* e = s.wins[static_cast<std::size_t>(win)].get(); e != nullptr) [[likely]] {
+      return *e;
+    }
+  }
+  throwBadWin(win);
+}
+inline const Datatype& datatype(MPI_Datatype type) {
+  if (const Datatype* d = Datatype::predefined(type); d != nullptr) [[likely]]
+    return *d;
+  throwBadDatatype(type);
+}
 void requireArg(const void* p, const char* what);
 void checkErrhandler(MPI_Errhandler eh);
 

@@ -157,18 +157,9 @@ Datatype::Datatype(int id, std::string name, std::size_t size, std::ptrdiff_t ex
       blocks_(std::move(blocks)),
       signature_(std::move(signature)) {}
 
-std::ptrdiff_t Datatype::trueLb() const noexcept { return blocks_.empty() ? 0 : blocks_[0].offset; }
-
-std::ptrdiff_t Datatype::trueUb(std::size_t count) const noexcept {
-  if (count == 0 || blocks_.empty()) return trueLb();
-  const auto& last = blocks_.back();
-  return static_cast<std::ptrdiff_t>(count - 1) * extent_ + last.offset +
-         static_cast<std::ptrdiff_t>(last.len);
-}
-
-const Datatype* Datatype::predefined(int id) noexcept {
-  if (id <= 0 || id >= kNumPredefined) return nullptr;
-  return &table()[static_cast<std::size_t>(id)];
+Datatype::PredefinedTable Datatype::predefinedTable() noexcept {
+  static const PredefinedTable t{table().data(), static_cast<int>(table().size())};
+  return t;
 }
 
 bool signaturesMatch(const Datatype& o, std::size_t ocount, const Datatype& t, std::size_t tcount) {

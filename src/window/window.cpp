@@ -243,8 +243,9 @@ std::uint64_t Window::check(const char* what, const void* origin, std::int64_t o
                                  str(target) +
                                  " outside an access epoch (call MPI_Win_fence first)");
   }
-  if (!signaturesMatch(otype, static_cast<std::size_t>(ocount), ttype,
-                       static_cast<std::size_t>(tcount))) {
+  const bool sameShape = &otype == &ttype && ocount == tcount;  // the common case, no call
+  if (!sameShape && !signaturesMatch(otype, static_cast<std::size_t>(ocount), ttype,
+                                     static_cast<std::size_t>(tcount))) {
     throw Error(kErrType,
                 "origin " + str(ocount) + " x " + otype.name() + " (" +
                     std::to_string(otype.size() * static_cast<std::size_t>(ocount)) +
@@ -284,7 +285,9 @@ void Window::transfer(void* origin, std::int64_t ocount, const Datatype& otype, 
   if (target == kProcNull) return;  // MPI-3.1 §11.3: no effect, but the epoch was required
   ++pendingOps_;
   if (tcount == 0 || ttype.size() == 0) return;
-  Target& t = resolve(target);
+  Target& t = targets_[static_cast<std::size_t>(target)];
+  if (!t.resolved) [[unlikely]]
+    resolve(target);
   auto* o = static_cast<std::byte*>(origin);
   if (t.directLo == 0 && t.directHi == t.size) {
     // Load / store path (same process or a shared-memory window): done when the copy is.
