@@ -116,12 +116,21 @@ class Launcher {
     for (int r = 0; r < n_; ++r) spawn(r, jobid);
     const double deadline = timeout_ > 0 ? now() + timeout_ : 0;
     while (alive() > 0) {
+      // fds[2..]: pending connections, then ranks' connections; `who` says which each is, as
+      // it was when polled (handling one entry may promote a pending connection to a rank's).
       std::vector<pollfd> fds;
+      std::vector<int> who;  // >= 0: rank; < 0: pending connection -1 - k
       fds.push_back({sigfd_.get(), POLLIN, 0});
       fds.push_back({listen_.get(), POLLIN, 0});
-      for (auto& p : pending_) fds.push_back({p.conn.get(), POLLIN, 0});
-      for (auto& r : ranks_) {
-        if (r.conn) fds.push_back({r.conn.get(), POLLIN, 0});
+      for (std::size_t k = 0; k < pending_.size(); ++k) {
+        fds.push_back({pending_[k].conn.get(), POLLIN, 0});
+        who.push_back(-1 - static_cast<int>(k));
+      }
+      for (int r = 0; r < n_; ++r) {
+        if (ranks_[static_cast<std::size_t>(r)].conn) {
+          fds.push_back({ranks_[static_cast<std::size_t>(r)].conn.get(), POLLIN, 0});
+          who.push_back(r);
+        }
       }
       double wake = -1;
       if (deadline > 0 && !stopping_) wake = deadline;
@@ -137,14 +146,13 @@ class Launcher {
         // Exits first: when a rank dies, its peers' errors that follow from it arrive at the
         // same time, and the line printed must name the cause, not a consequence.
         if (fds[0].revents != 0) signals();
-        std::size_t i = 2;
-        for (std::size_t k = 0; k < pending_.size(); ++k, ++i) {
-          if (fds[i].revents != 0) readPending(k);
-        }
-        for (int r = 0; r < n_; ++r) {
-          if (!ranks_[static_cast<std::size_t>(r)].conn) continue;
-          if (fds[i].revents != 0) readRank(r);
-          ++i;
+        for (std::size_t i = 0; i < who.size(); ++i) {
+          if (fds[i + 2].revents == 0) continue;
+          if (who[i] < 0) {
+            readPending(static_cast<std::size_t>(-1 - who[i]));
+          } else if (ranks_[static_cast<std::size_t>(who[i])].conn.get() == fds[i + 2].fd) {
+            readRank(who[i]);
+          }
         }
         if (fds[1].revents != 0) accept();
         std::erase_if(pending_, [](const Pending& p) { return !p.conn; });
