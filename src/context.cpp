@@ -30,8 +30,10 @@ std::unique_ptr<transport::Transport> makeTransport(const Options& options) {
 #else
     name = "self";
 #endif
+    if (transport::verbsPortActive()) name = "verbs";
   }
   if (name == "self") return transport::makeSelfTransport();
+  if (name == "verbs") return transport::makeVerbsTransport();
   if (name == "ucx") {
     transport::UcxOptions u;
     u.threadSerialized = options.threadSerialized;

@@ -18,10 +18,12 @@ struct Loggers {
   Loggers() {
     auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
     for (std::size_t i = 0; i < kNames.size(); ++i) {
-      all[i] = std::make_shared<spdlog::logger>(std::string("onesided.") + kNames[i], sink);
+      all[i] = std::make_shared<spdlog::logger>(kNames[i], sink);
       all[i]->set_level(spdlog::level::off);
-      all[i]->set_pattern(std::string("[%H:%M:%S.%f] [onesided] [") + kNames[i] + "] %l: %v");
     }
+    // One sink, so one pattern: set_pattern sets the sink's formatter, and the last logger to
+    // set it would name every line. %n is the logger's (subsystem's) name.
+    all[0]->set_pattern("[%H:%M:%S.%f] [onesided] [%n] %l: %v");
     if (const char* spec = std::getenv("ONESIDED_LOG"); spec != nullptr && *spec != '\0') {
       // Same syntax as SPDLOG_LEVEL: "debug" or "warn,ucx=trace"; names without the prefix.
       std::string s(spec);
@@ -64,10 +66,7 @@ Loggers& loggers() {
 void init() { (void)loggers(); }
 
 void setRank(int rank) {
-  for (std::size_t i = 0; i < kNames.size(); ++i) {
-    loggers().all[i]->set_pattern(std::string("[%H:%M:%S.%f] [r") + std::to_string(rank) + "] [" +
-                                  kNames[i] + "] %l: %v");
-  }
+  loggers().all[0]->set_pattern("[%H:%M:%S.%f] [r" + std::to_string(rank) + "] [%n] %l: %v");
 }
 
 spdlog::logger& core() { return *loggers().all[0]; }

@@ -10,4 +10,8 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake pkg-config git ca-certificates \
   libucx-dev ucx-utils libibverbs-dev librdmacm-dev \
   libspdlog-dev libfmt-dev libcli11-dev libgtest-dev libgmock-dev \
-  openmpi-bin libopenmpi-dev gnuplot-nox python3 procps psmisc clang-format >/dev/null
+  openmpi-bin libopenmpi-dev gnuplot-nox python3 procps psmisc clang-format \
+  qemu-system-x86 busybox-static cpio kmod xz-utils iproute2 gdb \
+  rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest >/dev/null
+# The soft-RoCE VM's kernel and initramfs (tests/rxe): fetched now, with the other packages.
+"$(dirname "${BASH_SOURCE[0]}")/rxe/prepare.sh" >/dev/null

@@ -126,6 +126,13 @@ std::vector<std::string> availableTransports() {
   return t;
 }
 
+#ifndef ONESIDED_HAVE_VERBS
+std::unique_ptr<Transport> makeVerbsTransport() {
+  throw Error(kErrUnsupportedOperation, "transport verbs: this build has no verbs support");
+}
+bool verbsPortActive() { return false; }
+#endif
+
 #ifndef ONESIDED_HAVE_UCX
 std::unique_ptr<Transport> makeUcxTransport(const UcxOptions& /*options*/) {
   throw Error(kErrUnsupportedOperation, "transport ucx: this build has no UCX support");

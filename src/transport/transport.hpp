@@ -88,6 +88,9 @@ class Endpoint {
                       void* result, std::uint64_t raddr, const RemoteKey& key) = 0;
   /// Completes every operation issued on this endpoint, at origin and target.
   virtual void flush() = 0;
+  /// Starts whatever this endpoint has staged (verbs batches work requests per doorbell), so
+  /// it reaches the peer without a flush; does not wait. A no-op where operations start at once.
+  virtual void post() {}
 };
 
 /// Factory and progress engine; one per Context (gloo's Device).
@@ -120,5 +123,10 @@ std::vector<std::string> availableTransports();
 std::unique_ptr<Transport> makeSelfTransport();
 /// UCX (ucp RMA + AMO); throws onesided::Error when UCX is not built in or fails to start.
 std::unique_ptr<Transport> makeUcxTransport(const UcxOptions& options);
+/// libibverbs + librdmacm; throws onesided::Error when not built in or no port is usable.
+std::unique_ptr<Transport> makeVerbsTransport();
+/// Whether this build has verbs and some RDMA port on this machine is active (auto selection,
+/// and tests that skip the verbs transport where it cannot run).
+bool verbsPortActive();
 
 }  // namespace onesided::transport

@@ -95,8 +95,9 @@ void SyncRegion::barrier() {
     } else {
       out[k] = e;
       transport::Iov iov{&out[k], sizeof(std::uint64_t)};
-      (void)ctx_.endpoint(ranks_[static_cast<std::size_t>(to)])
-          .put({&iov, 1}, peer.base + static_cast<std::uint64_t>(k) * kSlotStride, *peer.key);
+      auto& ep = ctx_.endpoint(ranks_[static_cast<std::size_t>(to)]);
+      (void)ep.put({&iov, 1}, peer.base + static_cast<std::uint64_t>(k) * kSlotStride, *peer.key);
+      ep.post();  // the peer waits for it: no batching
     }
     std::atomic_ref<std::uint64_t> mine(*slot(k));
     ctx_.waitUntil([&] { return mine.load(std::memory_order_acquire) >= e; });

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# The test suite over soft-RoCE, inside the VM (vm.sh runs this there):
+#   1. the unit suites on the verbs transport (ranks as threads, every one through the HCA)
+#      and the verbs transport's own tests;
+#   2. the launcher and the MPI programs under onesided-run with ONESIDED_TRANSPORT=verbs;
+#   3. the same programs on the UCX transport over rxe0 (rc_verbs; ud_verbs sets RC up).
+# Left out, and why: the Open MPI comparisons (they test Open MPI's build, not a transport),
+# and the unit cases of the self and UCX transports (threads as ranks in one process never
+# reach a NIC on those: they run on the host).
+# Usage (on the host): tests/rxe/vm.sh --timeout S -- tests/rxe/suite.sh BUILD_DIR
+set -uo pipefail
+build="$(cd "${1:?usage: suite.sh BUILD_DIR}" && pwd)"
+status=0
+step() { echo "== rxe: $*"; }
+
+if ! ibv_devinfo -d rxe0 2>/dev/null | grep -q PORT_ACTIVE; then
+  echo "suite.sh: rxe0 is not active here (run me through tests/rxe/vm.sh)" >&2
+  exit 1
+fi
+
+step "unit suites on the verbs transport"
+"$build/tests/unit/unit_tests" --gtest_filter='*verbs*:*Verbs*' --gtest_color=no \
+  --gtest_brief=1 || status=1
+
+step "launcher and MPI programs, ONESIDED_TRANSPORT=verbs"
+(cd "$build" && ONESIDED_TRANSPORT=verbs ctest -L 'mpi|launcher' -E compare \
+  --output-on-failure --timeout 600 -j 2) || status=1
+
+step "MPI programs, ONESIDED_TRANSPORT=ucx over rxe0"
+(cd "$build" && ONESIDED_TRANSPORT=ucx UCX_NET_DEVICES=rxe0:1 UCX_TLS=rc_verbs,ud_verbs,self \
+  UCX_IB_GID_INDEX=0 ctest -L mpi -E 'compare' --output-on-failure --timeout 600 -j 2) ||
+  status=1
+
+if [ "$status" -ne 0 ]; then echo "== rxe: FAILED"; else echo "== rxe: all passed"; fi
+exit "$status"
