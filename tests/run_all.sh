@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The README's test command: installs the dependencies, builds, and runs every test —
 # the unit suites (ranks as threads), the launcher tests and the MPI programs under
-# onesided-run — then builds again with ASan + UBSan, and with TSan, and runs the unit suites
-# under them.
+# onesided-run; the same over soft-RoCE in a VM (verbs, and UCX on rxe0) — then builds again
+# with ASan + UBSan, and with TSan, and runs the unit suites under them.
 # Usage: tests/run_all.sh [build-dir]   (default: build)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,6 +29,11 @@ cmake --build "$build" -j "$jobs"
 
 echo "== tests"
 (cd "$build" && ctest --output-on-failure -j "$jobs" --timeout 600) || status=1
+
+echo "== soft-RoCE VM (tests/rxe): the suites over the verbs transport and UCX on rxe0"
+# The host's kernel has no RDMA; the VM runs Debian's kernel with rxe, under TCG, and this build
+# from the host's root over 9p. About 8 minutes on 2 cores.
+bash "$here/tests/rxe/vm.sh" --timeout 1500 -- "$here/tests/rxe/suite.sh" "$build" || status=1
 
 echo "== ASan + UBSan build, unit suites"
 asan="$build-asan"
