@@ -47,7 +47,11 @@ trap 'exit 130' INT TERM
 {
   echo '#!/bin/sh'
   echo 'export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root'
+  # /tmp is the host's, over 9p, where FIFOs and shared mappings fail (Open MPI's session
+  # directory needs both): temporary files go to the VM's own tmpfs.
+  echo 'export TMPDIR=/dev/shm'
   echo 'echo "vm: job starts"'
+  echo 'hostname rxe-vm 2>/dev/null  # the kernel says "(none)", which Open MPI rejects'
   echo 'ip link set lo up'
   echo 'ip link add veth0 type veth peer name veth1 && ip addr add 10.77.0.1/24 dev veth0 &&'
   echo '  ip link set veth0 up && ip link set veth1 up &&'

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Benchmarks over soft-RoCE, side by side in one VM run: perftest (the device's bound: ib_write_lat,
+# ib_read_lat, ib_atomic_lat, ib_write_bw), the verbs transport measured the same way
+# (bench/verbs_transport), and the MPI-level fence benchmarks on onesided (verbs) and on Debian's
+# Open MPI (osc ucx over rxe0). Under TCG the figures measure the emulated CPU: compare only
+# within one run, as ratios.
+# Usage (host): tests/rxe/vm.sh --timeout 1200 -- bench/rxe_compare.sh BUILD_DIR [REPEATS]
+set -uo pipefail
+build="$(cd "${1:?usage: rxe_compare.sh BUILD_DIR [REPEATS]}" && pwd)"
+repeats="${2:-3}"
+out="$(mktemp -d /tmp/rxe-bench.XXXXXX)"
+ip=10.77.0.1  # rxe0's netdev inside the VM (tests/rxe/vm.sh)
+gid=1         # RoCE v2 over IPv4 on rxe0
+
+perftest() {  # perftest() TOOL ARGS...: server in the background, client to it; client's output
+  local tool="$1"
+  shift
+  timeout 120 "$tool" -d rxe0 -x "$gid" -F "$@" >/dev/null 2>&1 &
+  local server=$!
+  sleep 1
+  timeout 120 "$tool" -d rxe0 -x "$gid" -F "$@" "$ip" 2>/dev/null
+  wait "$server" 2>/dev/null
+}
+mpi_bench() {  # mpi_bench SYSTEM BENCH ARGS...
+  local system="$1" bench="$2"
+  shift 2
+  if [ "$system" = onesided ]; then
+    ONESIDED_TRANSPORT=verbs timeout 300 "$build/bin/onesided-run" -n 2 --timeout 280 \
+      "$build/bench/$bench" --label onesided "$@" 2>/dev/null
+  else
+    timeout 300 mpirun.openmpi --allow-run-as-root --oversubscribe -np 2 --mca pml ucx \
+      --mca osc ucx --mca btl ^vader,tcp,openib --mca opal_common_ucx_tls any \
+      --mca opal_common_ucx_devices any -x UCX_TLS=rc_verbs,ud_verbs,self \
+      -x UCX_NET_DEVICES=rxe0:1 -x UCX_IB_GID_INDEX=0 \
+      "$build/bench/openmpi/$bench" --label openmpi "$@" 2>/dev/null
+  fi
+}
+
+for rep in $(seq 1 "$repeats"); do
+  echo "repeat $rep/$repeats" >&2
+  perftest ib_write_lat -s 8 -n 1000 | awk '$1 == 8 {print "{\"bench\":\"put_lat\",\"system\":\"perftest\",\"p50_us\":" $5 "}"}'
+  perftest ib_read_lat -s 8 -n 1000 | awk '$1 == 8 {print "{\"bench\":\"get_lat\",\"system\":\"perftest\",\"p50_us\":" $5 "}"}'
+  perftest ib_atomic_lat -n 1000 | awk '$1 == 8 {print "{\"bench\":\"fadd_lat\",\"system\":\"perftest\",\"p50_us\":" $5 "}"}'
+  perftest ib_write_bw -s 1048576 -n 200 | awk '$1 == 1048576 {print "{\"bench\":\"put_bw\",\"system\":\"perftest\",\"mbps\":" $4 * 1.048576 "}"}'
+  timeout 300 "$build/bench/verbs_transport" --iters 1000
+  for system in onesided openmpi; do
+    mpi_bench "$system" put_latency --sizes 8 --iters 100 --repeats 5 --warmup-iters 20
+    mpi_bench "$system" get_latency --sizes 8 --iters 100 --repeats 5 --warmup-iters 20
+    mpi_bench "$system" put_bw --sizes 1048576 --iters 2 --repeats 3 --warmup-iters 1
+  done
+done >"$out/results.jsonl"
+
+python3 - "$out/results.jsonl" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+def med(system, bench, key, flavor=None):
+    v = [r[key] for r in rows if r["system"] == system and r["bench"] == bench
+         and key in r and (flavor is None or r.get("flavor") == flavor)]
+    return statistics.median(v) if v else None
+def f(v, bw=False):
+    return "-" if v is None else (f"{v:.0f} MB/s" if bw else f"{v:.2f} us")
+def ratio(a, b, bw=False):
+    if a is None or b is None: return "-"
+    return f"{a / b:.2f}"
+print("Transport level (perftest's method):")
+print(f"{'row':10} {'perftest':>14} {'onesided verbs':>16} {'ratio':>6}")
+for bench, bw in (("put_lat", False), ("get_lat", False), ("fadd_lat", False), ("put_bw", True)):
+    key = "mbps" if bw else "p50_us"
+    p, o = med("perftest", bench, key), med("onesided-verbs", bench, key)
+    print(f"{bench:10} {f(p, bw):>14} {f(o, bw):>16} {ratio(o, p, bw):>6}")
+print()
+print("MPI level, fence epochs (bench/*.c), 2 ranks, allocate windows:")
+print(f"{'row':24} {'onesided verbs':>16} {'Open MPI osc ucx':>18} {'ratio':>6}")
+for bench, n, bw in (("put_latency", 8, False), ("get_latency", 8, False), ("put_bw", 1048576, True)):
+    key = "mbps" if bw else "p50_us"
+    o, m = med("onesided", bench, key, "allocate"), med("openmpi", bench, key, "allocate")
+    print(f"{bench + ' ' + str(n) + ' B':24} {f(o, bw):>16} {f(m, bw):>18} {ratio(o, m, bw):>6}")
+print()
+print("ratio = onesided / other: latency lower is better, bandwidth higher is better. Medians of "
+      f"{len([r for r in rows if r['system'] == 'perftest' and r['bench'] == 'put_lat'])} repeats, "
+      "inside one TCG VM run (emulated CPU: compare only within the run).")
+PY
+echo "results: $out/results.jsonl"
