@@ -119,6 +119,10 @@ class Window {
   std::uint64_t check(const char* what, const void* origin, std::int64_t ocount,
                       const Datatype& otype, int target, std::int64_t disp, std::int64_t tcount,
                       const Datatype& ttype);
+  /// The load / store path's fast case; false: take transfer().
+  template <bool kPut>
+  bool fastDirect(void* origin, std::int64_t ocount, const Datatype& otype, int target,
+                  std::int64_t disp, std::int64_t tcount, const Datatype& ttype);
   template <bool kPut>
   void transfer(void* origin, std::int64_t ocount, const Datatype& otype, int target,
                 std::int64_t disp, std::int64_t tcount, const Datatype& ttype);
