@@ -28,6 +28,19 @@ SyncRegion::SyncRegion(Context& ctx, std::vector<int> worldRanks, int me)
 }
 
 SyncRegion::~SyncRegion() {
+  // The last barrier's puts to peers reached through the transport may still be in flight (a
+  // barrier does not wait for its own puts, only for the others'): they read this region's
+  // outbox and use the peers' keys, so they complete before either goes away. Without this a
+  // rank leaving MPI_Win_free first unmapped its outbox under a queued put (UCX over rc_verbs),
+  // and the peer waited in that barrier forever.
+  for (std::size_t i = 0; i < peers_.size(); ++i) {
+    if (!peers_[i].resolved || peers_[i].direct != nullptr || static_cast<int>(i) == me_) continue;
+    try {
+      ctx_.endpoint(ranks_[i]).flush();
+    } catch (const std::exception& e) {
+      log::core().warn("completing the last barrier's put to rank {}: {}", ranks_[i], e.what());
+    }
+  }
   // Keys belong to endpoints and go first; the region (and its memory) last.
   peers_.clear();
 }
