@@ -17,10 +17,14 @@
 // are counted, so neither can overflow at any message rate.
 //
 // Local buffers: a put of at most max_inline_data bytes is inlined; a buffer inside memory this
-// transport registered (windows, MPI_Alloc_mem) uses that registration; anything else goes
-// through registered bounce buffers, chunked (put: copied in at staging; get: copied out when
-// its completion arrives). So there is no registration cache that could go stale when the
-// program frees memory and the address is reused.
+// transport registered (windows, MPI_Alloc_mem) uses that registration; a buffer of at least
+// kZeroCopyMin bytes elsewhere is registered through the registration cache
+// (src/transport/regcache.hpp: bounded, and emptied of memory the program unmaps, so a freed and
+// reused address never sends stale pages); anything else, or everything when the cache is off,
+// goes through registered bounce buffers, chunked (put: copied in at staging; get: copied out
+// when its completion arrives). Below kZeroCopyMin a copy costs less than even a cache lookup's
+// share of the request, and a first-time registration (a system call and page pinning) would
+// cost many times the transfer.
 #include <infiniband/verbs.h>
 #include <poll.h>
 #include <rdma/rdma_cma.h>
@@ -45,16 +49,18 @@
 
 #include "log.hpp"
 #include "onesided/errors.hpp"
+#include "transport/regcache.hpp"
 #include "transport/transport.hpp"
 
 namespace onesided::transport {
 namespace {
 
 constexpr int kConnectTimeoutMs = 30000;
-constexpr std::uint32_t kSendDepth = 128;      // send-queue slots per connection
-constexpr std::uint32_t kBatch = 32;           // work requests per doorbell (last one signalled)
-constexpr std::size_t kBounceSize = 64 << 10;  // one bounce buffer
-constexpr std::size_t kBounceCount = 64;       // bounce buffers per transport
+constexpr std::uint32_t kSendDepth = 128;       // send-queue slots per connection
+constexpr std::uint32_t kBatch = 32;            // work requests per doorbell (last one signalled)
+constexpr std::size_t kBounceSize = 64 << 10;   // one bounce buffer
+constexpr std::size_t kBounceCount = 64;        // bounce buffers per transport
+constexpr std::size_t kZeroCopyMin = 32 << 10;  // unregistered buffers from here on: registered
 
 std::string errnoText(const char* call) { return std::string(call) + ": " + std::strerror(errno); }
 
@@ -251,11 +257,14 @@ class VerbsKey final : public RemoteKey {
 
 class VerbsTransport;
 
-/// A bounce buffer lent to one staged request; copied out (get) when its completion arrives.
+/// What one staged request holds until it completes: a bounce buffer (copied out, for a get,
+/// when its completion arrives) or a registration-cache entry.
 struct Bounce {
   std::byte* buf = nullptr;
   void* copyTo = nullptr;  // get: where the data goes on completion
   std::size_t len = 0;
+  RegCache::Entry* reg = nullptr;
+  [[nodiscard]] bool holds() const { return buf != nullptr || reg != nullptr; }
 };
 
 class VerbsEndpoint final : public Endpoint {
@@ -313,6 +322,22 @@ class VerbsEndpoint final : public Endpoint {
   std::string broken_;  // why the connection failed; empty while it works
 };
 
+/// ONESIDED_REGCACHE_MB (default 1024; 0 turns the cache off) bounds the bytes the
+/// registration cache keeps pinned; at most 1024 registrations.
+RegCache::Limits regcacheLimits() {
+  RegCache::Limits l;
+  if (const char* v = std::getenv("ONESIDED_REGCACHE_MB"); v != nullptr && *v != '\0') {
+    char* end = nullptr;
+    const unsigned long long mb = std::strtoull(v, &end, 10);
+    if (end == v || *end != '\0') {
+      fail(kErrArg, std::string("ONESIDED_REGCACHE_MB=") + v + ": not a number of MiB");
+    }
+    l.maxBytes = static_cast<std::size_t>(mb) << 20;
+    if (mb == 0) l.maxEntries = 0;
+  }
+  return l;
+}
+
 class VerbsTransport final : public Transport {
  public:
   VerbsTransport() : port_(openPort()) {
@@ -332,6 +357,21 @@ class VerbsTransport final : public Transport {
     }
     scratch_ = std::make_unique<VerbsRegion>(pd_, nullptr, 64, Placement::kAllocate, Access::kLocal,
                                              [](VerbsRegion*, bool) {});
+    regcache_ = std::make_unique<RegCache>(
+        [this](void* base, std::size_t len, RegCache::Registration& out) {
+          // Local write: a get lands in the buffer. Read-only memory fails here and is copied.
+          ibv_mr* mr = ibv_reg_mr(pd_, base, len, IBV_ACCESS_LOCAL_WRITE);
+          if (mr == nullptr) return false;
+          out.handle = mr;
+          out.lkey = mr->lkey;
+          return true;
+        },
+        [](const RegCache::Registration& r) {
+          if (ibv_dereg_mr(static_cast<ibv_mr*>(r.handle)) != 0) {
+            log::verbs().warn("{}", errnoText("ibv_dereg_mr (registration cache)"));
+          }
+        },
+        regcacheLimits());
     listen();
     log::verbs().debug("device {} port {} ({}), gid index {}, listening", port_.device, port_.num,
                        port_.attr.link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "InfiniBand",
@@ -340,6 +380,7 @@ class VerbsTransport final : public Transport {
 
   ~VerbsTransport() override {
     stopListener();
+    regcache_.reset();
     scratch_.reset();
     bounceRegion_.reset();
     if (cq_ != nullptr) ibv_destroy_cq(cq_);
@@ -433,7 +474,16 @@ class VerbsTransport final : public Transport {
     freeBounces_.pop_back();
     return b;
   }
-  void release(std::byte* b) { freeBounces_.push_back(b); }
+  /// Gives back what a request held.
+  void release(const Bounce& b) {
+    if (b.buf != nullptr) freeBounces_.push_back(b.buf);
+    if (b.reg != nullptr) regcache_->release(b.reg);
+  }
+  /// A held registration covering [p, p + len) from the cache, or nullptr (cache off or the
+  /// memory cannot be registered: the caller copies through bounce buffers).
+  RegCache::Entry* cached(const void* p, std::size_t len) {
+    return regcache_->active() ? regcache_->acquire(p, len) : nullptr;
+  }
   [[nodiscard]] std::uint32_t bounceLkey() const { return bounceRegion_->lkey(); }
   [[nodiscard]] std::uint64_t* scratch() const {
     return static_cast<std::uint64_t*>(scratch_->base());
@@ -598,6 +648,7 @@ class VerbsTransport final : public Transport {
   std::unique_ptr<VerbsRegion> bounceRegion_;
   std::vector<std::byte*> freeBounces_;
   std::unique_ptr<VerbsRegion> scratch_;
+  std::unique_ptr<RegCache> regcache_;
   std::map<std::uintptr_t, VerbsRegion*> regions_;
   std::vector<VerbsEndpoint*> endpoints_;
   std::map<std::uint32_t, VerbsEndpoint*> byNumber_;
@@ -632,7 +683,7 @@ VerbsEndpoint::~VerbsEndpoint() {
     log::verbs().warn("closing the connection to rank {}: {}", peer_, e.what());
   }
   t_.remove(this, number_);
-  for (auto& [seq, b] : bounces_) t_.release(b.buf);
+  for (auto& [seq, b] : bounces_) t_.release(b);
   dropStaged();
   if (id_ != nullptr) {
     rdma_disconnect(id_);
@@ -744,7 +795,7 @@ void VerbsEndpoint::stage(ibv_wr_opcode op, void* local, std::uint32_t lkey, std
 
 void VerbsEndpoint::dropStaged() {
   for (auto& b : stagedBounces_) {
-    if (b.buf != nullptr) t_.release(b.buf);
+    t_.release(b);
   }
   wrs_.clear();
   sges_.clear();
@@ -764,7 +815,7 @@ void VerbsEndpoint::post() {
     wrs_[i].sg_list = &sges_[i];
     wrs_[i].next = i + 1 < wrs_.size() ? &wrs_[i + 1] : nullptr;
     wrs_[i].wr_id = VerbsTransport::wrId(number_, wrs_[i].opcode, posted_ + i + 1);
-    if (stagedBounces_[i].buf != nullptr) {
+    if (stagedBounces_[i].holds()) {
       bounces_.emplace_back(posted_ + i + 1, stagedBounces_[i]);
     }
   }
@@ -799,7 +850,7 @@ void VerbsEndpoint::completed(std::uint64_t seq, ibv_wc_status status, ibv_wr_op
   while (!bounces_.empty() && bounces_.front().first <= completed_) {
     Bounce& b = bounces_.front().second;
     if (b.copyTo != nullptr && status == IBV_WC_SUCCESS) std::memcpy(b.copyTo, b.buf, b.len);
-    t_.release(b.buf);
+    t_.release(b);
     bounces_.pop_front();
   }
 }
@@ -812,22 +863,33 @@ void VerbsEndpoint::rdma(bool isPut, std::span<const Iov> local, std::uint64_t r
     auto* p = static_cast<std::byte*>(l.addr);
     std::size_t left = l.len;
     if (left == 0) continue;
-    const std::uint32_t lkey = t_.lkeyFor(p, left);
-    while (left > 0) {
-      if (isPut && left <= t_.maxInline()) {
-        stage(IBV_WR_RDMA_WRITE, p, 0, left, raddr, key.rkey(), true, {});
-        raddr += left;
-        break;
-      }
-      if (lkey != 0) {
+    if (isPut && left <= t_.maxInline()) {
+      stage(IBV_WR_RDMA_WRITE, p, 0, left, raddr, key.rkey(), true, {});
+      raddr += left;
+      continue;
+    }
+    std::uint32_t lkey = t_.lkeyFor(p, left);
+    RegCache::Entry* reg = nullptr;
+    if (lkey == 0 && left >= kZeroCopyMin && (reg = t_.cached(p, left)) != nullptr) {
+      lkey = reg->reg.lkey;
+    }
+    if (lkey != 0) {
+      bool first = true;  // acquire() gave one hold: the first request takes it
+      while (left > 0) {
         const std::size_t n = std::min(left, maxMsg);
+        if (reg != nullptr && !first) RegCache::hold(reg);
+        first = false;
+        Bounce h;
+        h.reg = reg;
         stage(isPut ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ, p, lkey, n, raddr, key.rkey(), false,
-              {});
+              h);
         p += n;
         raddr += n;
         left -= n;
-        continue;
       }
+      continue;
+    }
+    while (left > 0) {
       const std::size_t n = std::min(left, kBounceSize);
       Bounce b{t_.bounce(), isPut ? nullptr : p, n};
       if (isPut) std::memcpy(b.buf, p, n);

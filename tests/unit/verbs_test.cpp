@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <numeric>
@@ -146,26 +148,93 @@ TEST_F(Verbs, RemoteAccessErrorNamesPeerAndOperationAndLeavesNoHang) {
   EXPECT_EQ(std::memcmp(win->base(), zero, sizeof zero), 0);
 }
 
-TEST_F(Verbs, BounceBuffersSeeFreedAndReusedMemory) {
-  // No registration cache: memory freed and mapped again at the same address holds new data,
-  // and the transport sends that, not the old pages.
+TEST_F(Verbs, FreedAndReusedMemoryNeverSendsStalePages) {
+  // Buffers this large go through the registration cache. Memory unmapped and mapped again at
+  // the same address (munmap + mmap, mmap MAP_FIXED over it, malloc / free of large blocks)
+  // holds new pages: the transport must send those, not the pages an old registration pinned.
   auto ep = connectAB();
-  auto win = b_->registerMemory(nullptr, 1 << 20, Placement::kAllocate, Access::kRemoteAll);
+  constexpr std::size_t kN = 1 << 20;
+  auto win = b_->registerMemory(nullptr, kN, Placement::kAllocate, Access::kRemoteAll);
   auto key = ep->unpackRkey(win->packRkey());
-  const std::size_t n = 1 << 20;
-  void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  const auto base = reinterpret_cast<std::uint64_t>(win->base());
+  const auto* target = static_cast<const std::uint8_t*>(win->base());
+  void* p = mmap(nullptr, kN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(p, MAP_FAILED);
-  for (int round = 0; round < 3; ++round) {
-    std::memset(p, round + 1, n);
-    Iov iov{p, n};
-    ep->put({&iov, 1}, reinterpret_cast<std::uint64_t>(win->base()), *key);
+  for (int round = 0; round < 6; ++round) {
+    std::memset(p, round + 1, kN);
+    Iov iov{p, kN};
+    ep->put({&iov, 1}, base, *key);
     ep->flush();
-    ASSERT_EQ(static_cast<const std::uint8_t*>(win->base())[n - 1], round + 1);
-    munmap(p, n);
-    void* q = mmap(p, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-    ASSERT_EQ(q, p);
+    ASSERT_EQ(target[0], round + 1) << "round " << round;
+    ASSERT_EQ(target[kN - 1], round + 1) << "round " << round;
+    // The same buffer again, now holding other bytes: the cached registration is right.
+    std::memset(p, 0x80 + round, kN);
+    ep->put({&iov, 1}, base, *key);
+    ep->flush();
+    ASSERT_EQ(target[kN / 2], 0x80 + round) << "round " << round;
+    // A get into it after it was replaced lands in the new pages.
+    if (round % 2 == 0) {
+      ASSERT_EQ(munmap(p, kN), 0);
+      ASSERT_EQ(mmap(p, kN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0),
+                p);
+    } else {
+      ASSERT_EQ(mmap(p, kN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0),
+                p);
+    }
+    Iov in{p, kN};
+    ep->get({&in, 1}, base, *key);
+    ep->flush();
+    ASSERT_EQ(static_cast<const std::uint8_t*>(p)[kN - 1], 0x80 + round) << "get, round " << round;
   }
-  munmap(p, n);
+  munmap(p, kN);
+  // malloc / free of blocks that glibc maps and unmaps, different contents each time.
+  for (int round = 0; round < 20; ++round) {
+    std::vector<std::uint8_t> v(512 << 10, static_cast<std::uint8_t>(round + 3));
+    Iov iov{v.data(), v.size()};
+    ep->put({&iov, 1}, base, *key);
+    ep->flush();
+    ASSERT_EQ(target[v.size() - 1], round + 3) << "heap round " << round;
+  }
+  // Read-only memory cannot be registered for local write: it is copied, and still correct.
+  void* ro = mmap(nullptr, kN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(ro, MAP_FAILED);
+  std::memset(ro, 0x5a, kN);
+  ASSERT_EQ(mprotect(ro, kN, PROT_READ), 0);
+  Iov iov{ro, kN};
+  ep->put({&iov, 1}, base, *key);
+  ep->flush();
+  EXPECT_EQ(target[kN - 1], 0x5a);
+  munmap(ro, kN);
+}
+
+TEST_F(Verbs, ManyDistinctLargeBuffersStayCorrect) {
+  // More distinct buffers than the cache holds at once (bounded here to 1 MiB, about 15 of
+  // them): entries are evicted while requests still hold them, and every put still sends its
+  // own buffer's bytes.
+  setenv("ONESIDED_REGCACHE_MB", "1", 1);
+  a_ = makeVerbsTransport();
+  unsetenv("ONESIDED_REGCACHE_MB");
+  auto ep = connectAB();
+  constexpr std::size_t kN = 64 << 10;
+  constexpr int kBuffers = 40;
+  auto win = b_->registerMemory(nullptr, kN * kBuffers, Placement::kAllocate, Access::kRemoteAll);
+  auto key = ep->unpackRkey(win->packRkey());
+  const auto base = reinterpret_cast<std::uint64_t>(win->base());
+  std::vector<std::vector<std::uint8_t>> bufs;
+  for (int i = 0; i < kBuffers; ++i) bufs.emplace_back(kN, static_cast<std::uint8_t>(i + 1));
+  for (int pass = 0; pass < 3; ++pass) {
+    for (int i = 0; i < kBuffers; ++i) {
+      std::fill(bufs[i].begin(), bufs[i].end(), static_cast<std::uint8_t>(i + 1 + pass * 50));
+      Iov iov{bufs[i].data(), kN};
+      ep->put({&iov, 1}, base + i * kN, *key);  // many in flight at once
+    }
+    ep->flush();
+    for (int i = 0; i < kBuffers; ++i) {
+      const auto* t = static_cast<const std::uint8_t*>(win->base()) + i * kN;
+      ASSERT_EQ(t[0], i + 1 + pass * 50) << "buffer " << i << ", pass " << pass;
+      ASSERT_EQ(t[kN - 1], i + 1 + pass * 50) << "buffer " << i << ", pass " << pass;
+    }
+  }
 }
 
 }  // namespace
