@@ -93,6 +93,20 @@ typedef struct MPI_Status {
 #define MPI_GROUP_NULL ((MPI_Group)0)
 #define MPI_WIN_NULL ((MPI_Win)0)
 #define MPI_OP_NULL ((MPI_Op)0)
+#define MPI_MAX ((MPI_Op)1)
+#define MPI_MIN ((MPI_Op)2)
+#define MPI_SUM ((MPI_Op)3)
+#define MPI_PROD ((MPI_Op)4)
+#define MPI_LAND ((MPI_Op)5)
+#define MPI_BAND ((MPI_Op)6)
+#define MPI_LOR ((MPI_Op)7)
+#define MPI_BOR ((MPI_Op)8)
+#define MPI_LXOR ((MPI_Op)9)
+#define MPI_BXOR ((MPI_Op)10)
+#define MPI_MINLOC ((MPI_Op)11)
+#define MPI_MAXLOC ((MPI_Op)12)
+#define MPI_REPLACE ((MPI_Op)13)
+#define MPI_NO_OP ((MPI_Op)14)
 #define MPI_INFO_NULL ((MPI_Info)0)
 #define MPI_REQUEST_NULL ((MPI_Request)0)
 #define MPI_ERRHANDLER_NULL ((MPI_Errhandler)0)
@@ -161,6 +175,8 @@ typedef struct MPI_Status {
 #define MPI_THREAD_MULTIPLE 3
 
 /* RMA assertions, window attributes, flavors and models. */
+#define MPI_LOCK_EXCLUSIVE 234
+#define MPI_LOCK_SHARED 235
 #define MPI_MODE_NOCHECK 1024
 #define MPI_MODE_NOSTORE 2048
 #define MPI_MODE_NOPUT 4096
@@ -219,6 +235,31 @@ int MPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datat
 int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win);
 int MPI_Win_get_attr(MPI_Win win, int win_keyval, void* attribute_val, int* flag);
+
+/* Passive target. */
+int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win);
+int MPI_Win_unlock(int rank, MPI_Win win);
+int MPI_Win_lock_all(int assert, MPI_Win win);
+int MPI_Win_unlock_all(MPI_Win win);
+int MPI_Win_flush(int rank, MPI_Win win);
+int MPI_Win_flush_local(int rank, MPI_Win win);
+int MPI_Win_flush_all(MPI_Win win);
+int MPI_Win_flush_local_all(MPI_Win win);
+int MPI_Win_sync(MPI_Win win);
+
+/* Accumulate and atomics. */
+int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                   int target_rank, MPI_Aint target_disp, int target_count,
+                   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int MPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                       void* result_addr, int result_count, MPI_Datatype result_datatype,
+                       int target_rank, MPI_Aint target_disp, int target_count,
+                       MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype datatype,
+                     int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win);
+int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void* result_addr,
+                         MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
+                         MPI_Win win);
 
 /* Errors. */
 int MPI_Error_string(int errorcode, char* string, int* resultlen);

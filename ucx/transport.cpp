@@ -308,10 +308,13 @@ class UcxEndpoint final : public Endpoint {
       throw Error(kErrIntern, "ucx: atomic of " + std::to_string(bytes) + " bytes");
     }
     ucp_rkey_h rkey = static_cast<const UcxKey&>(key).get();
-    std::uint64_t value = operand;
-    std::uint64_t reply = compare;  // CSWAP reads the compare value from the reply buffer
-    std::uint32_t value32 = static_cast<std::uint32_t>(operand);
-    std::uint32_t reply32 = static_cast<std::uint32_t>(compare);
+    // CSWAP (ucp.h): "Result=Y; if (X==Y) then Y=Z" with X in `buffer` (the compare value)
+    // and Z in the reply buffer (the value swapped in, replaced by the result).
+    const bool cswap = op == AtomicOp::kCompareSwap;
+    std::uint64_t value = cswap ? compare : operand;
+    std::uint64_t reply = cswap ? operand : 0;
+    auto value32 = static_cast<std::uint32_t>(value);
+    auto reply32 = static_cast<std::uint32_t>(reply);
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
     p.datatype = ucp_dt_make_contig(bytes);

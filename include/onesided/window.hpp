@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <type_traits>
@@ -10,6 +11,7 @@
 
 #include "onesided/datatype.hpp"
 #include "onesided/errors.hpp"
+#include "onesided/op.hpp"
 
 namespace onesided {
 
@@ -35,6 +37,9 @@ enum Assert : int {
   kModeNoprecede = 8192,
   kModeNosucceed = 16384,
 };
+
+/// MPI_Win_lock's lock types (the MPI_LOCK_* values of <mpi.h>).
+enum class LockType : int { kExclusive = 234, kShared = 235 };
 
 /// An RMA window: this rank's exposed memory plus, per target, its base, size, disp_unit and
 /// key (from one allgather at creation). Every access is bounds-checked at the origin before
@@ -87,6 +92,40 @@ class Window {
     get(dst.data(), n, t, target, disp, n, t);
   }
 
+  // ---- passive target (src/window/passive.cpp) ----
+  /// MPI_Win_lock: an access epoch at `target`. Exclusive locks exclude every other lock on that
+  /// target and MPI_Win_lock_all anywhere; shared locks exclude exclusive ones. `assertion`:
+  /// 0 or kModeNocheck (no other process will lock this target meanwhile: nothing is sent).
+  void lock(LockType type, int target, int assertion = 0);
+  void unlock(int target);
+  /// MPI_Win_lock_all: a shared lock on every rank, in O(1) network operations (one fetch-add on
+  /// a counter at rank 0 that exclusive lockers consult), not one per rank.
+  void lockAll(int assertion = 0);
+  void unlockAll();
+  /// MPI_Win_flush(_local)(_all): operations issued to `target` (every target) are complete at
+  /// origin and target. Local completion is not cheaper here, so _local is the same.
+  void flush(int target);
+  void flushAll();
+  /// MPI_Win_sync: the window is unified (one copy), so a memory barrier.
+  void sync();
+
+  // ---- accumulate and atomics (src/window/accumulate.cpp) ----
+  /// MPI_Accumulate: target = target op origin, element-wise, atomic per element with respect to
+  /// every other accumulate (see accumulate.cpp for the two paths and why they never race).
+  void accumulate(const void* origin, std::int64_t ocount, const Datatype& otype, int target,
+                  std::int64_t disp, std::int64_t tcount, const Datatype& ttype, Op op);
+  /// MPI_Get_accumulate: the old target values into `result`, then the accumulate. With kNoOp
+  /// the origin arguments are ignored (an atomic get).
+  void getAccumulate(const void* origin, std::int64_t ocount, const Datatype& otype, void* result,
+                     std::int64_t rcount, const Datatype& rtype, int target, std::int64_t disp,
+                     std::int64_t tcount, const Datatype& ttype, Op op);
+  /// MPI_Fetch_and_op: one element.
+  void fetchAndOp(const void* origin, void* result, const Datatype& type, int target,
+                  std::int64_t disp, Op op);
+  /// MPI_Compare_and_swap: one element; the target becomes *origin when it equals *compare.
+  void compareAndSwap(const void* origin, const void* compare, void* result, const Datatype& type,
+                      int target, std::int64_t disp);
+
   [[nodiscard]] void* base() const noexcept { return base_; }
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
   [[nodiscard]] int dispUnit() const noexcept { return dispUnit_; }
@@ -108,8 +147,23 @@ class Window {
     std::uint64_t directLo = 0;   // window offsets [directLo, directHi) are on that path
     std::uint64_t directHi = 0;
     bool resolved = false;
+    // The target's control words (lock word, lock_all counter at rank 0, accumulate lock).
+    std::uint64_t ctlBase = 0;
+    std::vector<std::byte> ctlPackedKey;
+    std::unique_ptr<transport::RemoteKey> ctlKey;
+    std::uint8_t lock = 0;  // kLockNone / kLockShared / kLockExclusive, | kLockNocheck
   };
-  enum class Epoch { kNone, kFence };
+  enum class Epoch { kNone, kFence, kPassive };
+  static constexpr std::uint8_t kLockNone = 0;
+  static constexpr std::uint8_t kLockShared = 1;
+  static constexpr std::uint8_t kLockExclusive = 2;
+  static constexpr std::uint8_t kLockNocheck = 4;
+  // Control words, in 8-byte units of the control region.
+  static constexpr int kLockWord = 0;     // this rank as a lock target: shared count, kExclusiveBit
+  static constexpr int kMasterWord = 1;   // at rank 0: lock_all holders (low half), exclusive
+                                          // lockers anywhere (high half)
+  static constexpr int kAccLockWord = 2;  // held while an origin runs an accumulate here
+  static constexpr std::size_t kControlBytes = 64;
 
   Window(Comm& comm, Flavor flavor, int dispUnit);
   /// The creation allgather. `failure` (class, message) is this rank's error so far, if any.
@@ -123,6 +177,30 @@ class Window {
   template <bool kPut>
   bool fastDirect(void* origin, std::int64_t ocount, const Datatype& otype, int target,
                   std::int64_t disp, std::int64_t tcount, const Datatype& ttype);
+  /// Calls fn(originPiece, targetOffset, len) for every piece of a transfer, walking both type
+  /// maps in step (the window's one datatype walker).
+  void walk(std::byte* origin, std::size_t ocount, const Datatype& otype, std::uint64_t toffset,
+            std::size_t tcount, const Datatype& ttype,
+            const std::function<void(std::byte*, std::uint64_t, std::size_t)>& fn);
+  /// Marks `target` as having operations that its next flush must complete.
+  void markDirty(int target);
+  /// Completes every operation issued to `target` (or to all when target < 0).
+  void complete(int target);
+  /// A remote atomic on one of `target`'s control words; returns the old value.
+  std::uint64_t control(int target, int word, int op, std::uint64_t operand,
+                        std::uint64_t compare = 0);
+  void requireLive() const;
+  /// The passive-target checks shared by lock and lock_all.
+  void checkLockable(const char* call, int assertion);
+  void acquire(LockType type, int target);
+  void release(std::uint8_t lock, int target);
+  /// Sleeps a little more each time (a lock retry), driving progress.
+  void retryPause(unsigned attempt);
+  void atomicUpdate(const char* what, const void* origin, std::int64_t ocount,
+                    const Datatype& otype, void* result, std::int64_t rcount, const Datatype& rtype,
+                    int target, std::int64_t disp, std::int64_t tcount, const Datatype& ttype,
+                    Op op, const void* compare);
+
   template <bool kPut>
   void transfer(void* origin, std::int64_t ocount, const Datatype& otype, int target,
                 std::int64_t disp, std::int64_t tcount, const Datatype& ttype);
@@ -135,11 +213,16 @@ class Window {
   std::unique_ptr<transport::MemoryRegion> region_;   // our registration, if we made one
   const transport::MemoryRegion* exposed_ = nullptr;  // region_ or an MPI_Alloc_mem region
   std::unique_ptr<detail::SyncRegion> sync_;
+  std::unique_ptr<transport::MemoryRegion> control_;  // this rank's control words
   std::vector<Target> targets_;
   std::vector<int> dirty_;  // targets with operations not yet flushed
   std::vector<bool> isDirty_;
   std::size_t pendingOps_ = 0;
   Epoch epoch_ = Epoch::kNone;
+  bool allOpen_ = false;      // every target is open (a fence epoch or lock_all)
+  std::uint8_t lockAll_ = 0;  // kLockShared (| kLockNocheck) while lock_all holds
+  int locks_ = 0;             // targets locked with MPI_Win_lock
+  int procNullLocks_ = 0;     // MPI_Win_lock(MPI_PROC_NULL) epochs
   bool freed_ = false;
 };
 

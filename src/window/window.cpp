@@ -2,7 +2,9 @@
 #include "onesided/window.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -80,6 +82,7 @@ Window::~Window() {
   // Keys belong to endpoints and are released first; then the sync region and our memory.
   targets_.clear();
   sync_.reset();
+  control_.reset();
   region_.reset();
 }
 
@@ -151,6 +154,9 @@ void Window::setUp(void* base, std::size_t size, int failClass, const std::strin
   for (int i = 0; i < comm_.size(); ++i) members.push_back(comm_.worldRank(i));
   if (failClass == kSuccess) {
     sync_ = std::make_unique<detail::SyncRegion>(comm_.context(), members, comm_.rank());
+    control_ = comm_.context().transport().registerMemory(
+        nullptr, kControlBytes, transport::Placement::kAllocate, transport::Access::kRemoteAll);
+    std::memset(control_->base(), 0, kControlBytes);
   }
   // One allgather carries the window (base, size, disp_unit, key), the sync region, and
   // whether this rank failed, so that every rank fails together instead of waiting.
@@ -158,7 +164,14 @@ void Window::setUp(void* base, std::size_t size, int failClass, const std::strin
   std::vector<std::byte> sync;
   if (failClass == kSuccess) {
     key = exposed_->packRkey();
-    sync = sync_->localInfo();
+    // The control region travels in front of the sync region's info: base, key length, key.
+    const auto ctlKey = control_->packRkey();
+    const std::uint64_t ctl[2] = {reinterpret_cast<std::uint64_t>(control_->base()), ctlKey.size()};
+    sync.resize(sizeof ctl + ctlKey.size());
+    std::memcpy(sync.data(), ctl, sizeof ctl);
+    std::copy(ctlKey.begin(), ctlKey.end(), sync.begin() + sizeof ctl);
+    const auto syncInfo = sync_->localInfo();
+    sync.insert(sync.end(), syncInfo.begin(), syncInfo.end());
   } else {
     sync.assign(failure.size(), std::byte{});
     std::memcpy(sync.data(), failure.data(), failure.size());
@@ -190,7 +203,15 @@ void Window::setUp(void* base, std::size_t size, int failClass, const std::strin
     targets_[i].size = t.size;
     targets_[i].dispUnit = static_cast<int>(t.dispUnit);
     targets_[i].packedKey.assign(keyBegin, keyEnd);
-    syncInfos[i].assign(keyEnd, all[i].end());
+    if (t.failClass == kSuccess && failClass == kSuccess) {
+      std::uint64_t ctl[2] = {};
+      std::memcpy(ctl, &*keyEnd, sizeof ctl);
+      auto ctlKeyBegin = keyEnd + sizeof ctl;
+      auto ctlKeyEnd = ctlKeyBegin + static_cast<std::ptrdiff_t>(ctl[1]);
+      targets_[i].ctlBase = ctl[0];
+      targets_[i].ctlPackedKey.assign(ctlKeyBegin, ctlKeyEnd);
+      syncInfos[i].assign(ctlKeyEnd, all[i].end());
+    }
   }
   if (failClass != kSuccess) throw Error(failClass, failure);
   sync_->connect(syncInfos);
@@ -241,7 +262,13 @@ std::uint64_t Window::check(const char* what, const void* origin, std::int64_t o
     const bool isGet = std::string_view(what) == "get";
     throw Error(kErrRmaSync, std::string(what) + (isGet ? " from rank " : " to rank ") +
                                  str(target) +
-                                 " outside an access epoch (call MPI_Win_fence first)");
+                                 " outside an access epoch (call MPI_Win_fence, MPI_Win_lock or "
+                                 "MPI_Win_lock_all first)");
+  }
+  if (!allOpen_ && target != kProcNull &&
+      targets_[static_cast<std::size_t>(target)].lock == kLockNone) {
+    throw Error(kErrRmaSync, std::string(what) + " to rank " + str(target) +
+                                 ", which this rank has not locked (MPI_Win_lock)");
   }
   const bool sameShape = &otype == &ttype && ocount == tcount;  // the common case, no call
   if (!sameShape && !signaturesMatch(otype, static_cast<std::size_t>(ocount), ttype,
@@ -367,10 +394,41 @@ void Window::transfer(void* origin, std::int64_t ocount, const Datatype& otype, 
                  viaTransport(op + (b - toff), b, end - b);
                });
   // Operations complete in the call (cross-memory attach) need no flush at the fence.
-  if (pending && !isDirty_[static_cast<std::size_t>(target)]) {
+  if (pending) markDirty(target);
+}
+
+void Window::markDirty(int target) {
+  if (!isDirty_[static_cast<std::size_t>(target)]) {
     isDirty_[static_cast<std::size_t>(target)] = true;
     dirty_.push_back(target);
   }
+}
+
+void Window::complete(int target) {
+  auto& ctx = comm_.context();
+  if (target >= 0) {
+    if (isDirty_[static_cast<std::size_t>(target)]) {
+      ctx.endpoint(comm_.worldRank(target)).flush();
+      isDirty_[static_cast<std::size_t>(target)] = false;
+      std::erase(dirty_, target);
+    }
+  } else if (!dirty_.empty()) {
+    if (dirty_.size() > 4) {
+      ctx.transport().flushAll();
+    } else {
+      for (int t : dirty_) ctx.endpoint(comm_.worldRank(t)).flush();
+    }
+    for (int t : dirty_) isDirty_[static_cast<std::size_t>(t)] = false;
+    dirty_.clear();
+  }
+  // Stores on the load / store path: visible to the target before whatever signals completion.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+void Window::walk(std::byte* origin, std::size_t ocount, const Datatype& otype,
+                  std::uint64_t toffset, std::size_t tcount, const Datatype& ttype,
+                  const std::function<void(std::byte*, std::uint64_t, std::size_t)>& fn) {
+  forEachPiece(origin, ocount, otype, toffset, tcount, ttype, fn);
 }
 
 template <bool kPut>
@@ -381,8 +439,8 @@ bool Window::fastDirect(void* origin, std::int64_t ocount, const Datatype& otype
   // whose whole window is on the load / store path, and a footprint inside it. Anything else,
   // errors included, takes the general path, which checks everything again in order and names
   // what is wrong.
-  if (epoch_ != Epoch::kFence || &otype != &ttype || ocount != tcount || !otype.contiguous() ||
-      disp < 0 || static_cast<unsigned>(target) >= targets_.size()) {
+  if (!allOpen_ || &otype != &ttype || ocount != tcount || !otype.contiguous() || disp < 0 ||
+      static_cast<unsigned>(target) >= targets_.size()) {
     return false;
   }
   Target& t = targets_[static_cast<std::size_t>(target)];
@@ -428,21 +486,15 @@ void Window::fence(int assertion) {
                                 " has bits that MPI_Win_fence does not accept (allowed: "
                                 "MPI_MODE_NOSTORE, NOPUT, NOPRECEDE, NOSUCCEED)");
   }
+  if (epoch_ == Epoch::kPassive) {
+    throw Error(kErrRmaSync, "a passive-target epoch (MPI_Win_lock / MPI_Win_lock_all) is open");
+  }
   if ((assertion & kModeNoprecede) != 0 && pendingOps_ > 0) {
     throw Error(kErrRmaSync, "MPI_MODE_NOPRECEDE given, but " + std::to_string(pendingOps_) +
                                  " operations were issued since the previous fence");
   }
   // Complete what this rank issued, at origin and target, before telling anybody.
-  if (!dirty_.empty()) {
-    auto& ctx = comm_.context();
-    if (dirty_.size() > 4) {
-      ctx.transport().flushAll();
-    } else {
-      for (int t : dirty_) ctx.endpoint(comm_.worldRank(t)).flush();
-    }
-    for (int t : dirty_) isDirty_[static_cast<std::size_t>(t)] = false;
-    dirty_.clear();
-  }
+  complete(-1);
   pendingOps_ = 0;
   // NOPRECEDE and NOSUCCEED together: no epoch ends and none begins, so there is nothing to
   // order with other ranks. NOSTORE / NOPUT save nothing here: the window is unified (one copy
@@ -451,10 +503,15 @@ void Window::fence(int assertion) {
       (assertion & (kModeNoprecede | kModeNosucceed)) != (kModeNoprecede | kModeNosucceed);
   if (syncNeeded) sync_->barrier();
   epoch_ = (assertion & kModeNosucceed) != 0 ? Epoch::kNone : Epoch::kFence;
+  allOpen_ = epoch_ == Epoch::kFence;
 }
 
 void Window::free() {
   if (freed_) throw Error(kErrWin, "window was freed");
+  if (epoch_ == Epoch::kPassive) {
+    throw Error(kErrRmaSync,
+                "a passive-target epoch (MPI_Win_lock / MPI_Win_lock_all) is still open");
+  }
   if (pendingOps_ > 0) {
     throw Error(kErrRmaSync, std::to_string(pendingOps_) +
                                  " operations were not completed by a fence before the free");
@@ -463,8 +520,10 @@ void Window::free() {
   sync_->barrier();
   freed_ = true;
   epoch_ = Epoch::kNone;
+  allOpen_ = false;
   targets_.clear();
   sync_.reset();
+  control_.reset();
   region_.reset();
   exposed_ = nullptr;
 }

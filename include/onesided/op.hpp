@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The predefined reduction operations (MPI_Op handle values of <mpi.h>) and what they accept.
+#pragma once
+
+#include <cstddef>
+
+namespace onesided {
+
+enum class Op : int {
+  kMax = 1,
+  kMin,
+  kSum,
+  kProd,
+  kLand,
+  kBand,
+  kLor,
+  kBor,
+  kLxor,
+  kBxor,
+  kMinloc,
+  kMaxloc,
+  kReplace,
+  kNoOp,
+};
+constexpr int kNumOps = 15;  // handles 1 .. 14; 0 is MPI_OP_NULL
+
+/// "MPI_SUM", ...; "MPI_OP_NULL" for anything else.
+const char* opName(int op) noexcept;
+/// Whether `op` applies to elements of the predefined type `kind` (MPI-3.1 §5.9.2; REPLACE and
+/// NO_OP take every type, as accumulate allows).
+bool opAccepts(Op op, int kind) noexcept;
+/// Whether MPI_Compare_and_swap takes `kind` (C / multi-language integer, logical, byte).
+bool casAccepts(int kind) noexcept;
+/// Whether `kind` is an integer type of exactly 8 bytes (the NIC's atomics).
+bool isInt64(int kind) noexcept;
+/// dst[i] = dst[i] op src[i] for `n` packed elements of the predefined type `kind` (pair types
+/// packed as value then int, no padding). REPLACE copies; NO_OP leaves dst alone.
+void applyOp(Op op, int kind, std::byte* dst, const std::byte* src, std::size_t n) noexcept;
+/// Bytes of one packed element of `kind` (its size, not its extent).
+std::size_t packedSize(int kind) noexcept;
+
+}  // namespace onesided

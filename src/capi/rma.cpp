@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Passive-target synchronisation, accumulate and atomics: the C entry points.
+#include <string>
+
+#include "capi/state.hpp"
+#include "onesided/op.hpp"
+
+namespace onesided::capi {
+namespace {
+
+Op op(MPI_Op o) {
+  if (o <= 0 || o >= kNumOps) {
+    throw Error(MPI_ERR_OP, o == MPI_OP_NULL ? std::string("MPI_OP_NULL is not an operation")
+                                             : "invalid operation handle " + std::to_string(o));
+  }
+  return static_cast<Op>(o);
+}
+
+}  // namespace
+}  // namespace onesided::capi
+
+using onesided::capi::call;
+using onesided::capi::On;
+namespace capi = onesided::capi;
+
+extern "C" {
+
+int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
+  return call("MPI_Win_lock", On::win(win), [&] {
+    capi::winEntry(win).win->lock(static_cast<onesided::LockType>(lock_type), rank, assert);
+  });
+}
+
+int MPI_Win_unlock(int rank, MPI_Win win) {
+  return call("MPI_Win_unlock", On::win(win), [&] { capi::winEntry(win).win->unlock(rank); });
+}
+
+int MPI_Win_lock_all(int assert, MPI_Win win) {
+  return call("MPI_Win_lock_all", On::win(win), [&] { capi::winEntry(win).win->lockAll(assert); });
+}
+
+int MPI_Win_unlock_all(MPI_Win win) {
+  return call("MPI_Win_unlock_all", On::win(win), [&] { capi::winEntry(win).win->unlockAll(); });
+}
+
+int MPI_Win_flush(int rank, MPI_Win win) {
+  return call("MPI_Win_flush", On::win(win), [&] { capi::winEntry(win).win->flush(rank); });
+}
+
+int MPI_Win_flush_local(int rank, MPI_Win win) {
+  return call("MPI_Win_flush_local", On::win(win), [&] { capi::winEntry(win).win->flush(rank); });
+}
+
+int MPI_Win_flush_all(MPI_Win win) {
+  return call("MPI_Win_flush_all", On::win(win), [&] { capi::winEntry(win).win->flushAll(); });
+}
+
+int MPI_Win_flush_local_all(MPI_Win win) {
+  return call("MPI_Win_flush_local_all", On::win(win),
+              [&] { capi::winEntry(win).win->flushAll(); });
+}
+
+int MPI_Win_sync(MPI_Win win) {
+  return call("MPI_Win_sync", On::win(win), [&] { capi::winEntry(win).win->sync(); });
+}
+
+int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                   int target_rank, MPI_Aint target_disp, int target_count,
+                   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+  return call("MPI_Accumulate", On::win(win), [&] {
+    auto& w = *capi::winEntry(win).win;
+    w.accumulate(origin_addr, origin_count, capi::datatype(origin_datatype), target_rank,
+                 target_disp, target_count, capi::datatype(target_datatype), capi::op(op));
+  });
+}
+
+int MPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                       void* result_addr, int result_count, MPI_Datatype result_datatype,
+                       int target_rank, MPI_Aint target_disp, int target_count,
+                       MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+  return call("MPI_Get_accumulate", On::win(win), [&] {
+    auto& w = *capi::winEntry(win).win;
+    const onesided::Op o = capi::op(op);
+    // With MPI_NO_OP the origin arguments are ignored, whatever they are (MPI-3.1 §11.3.4).
+    const auto& ot = o == onesided::Op::kNoOp ? capi::datatype(target_datatype)
+                                              : capi::datatype(origin_datatype);
+    w.getAccumulate(origin_addr, origin_count, ot, result_addr, result_count,
+                    capi::datatype(result_datatype), target_rank, target_disp, target_count,
+                    capi::datatype(target_datatype), o);
+  });
+}
+
+int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype datatype,
+                     int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
+  return call("MPI_Fetch_and_op", On::win(win), [&] {
+    capi::winEntry(win).win->fetchAndOp(origin_addr, result_addr, capi::datatype(datatype),
+                                        target_rank, target_disp, capi::op(op));
+  });
+}
+
+int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void* result_addr,
+                         MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
+                         MPI_Win win) {
+  return call("MPI_Compare_and_swap", On::win(win), [&] {
+    capi::winEntry(win).win->compareAndSwap(origin_addr, compare_addr, result_addr,
+                                            capi::datatype(datatype), target_rank, target_disp);
+  });
+}
+
+}  // extern "C"

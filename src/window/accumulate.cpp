@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// MPI_Accumulate, MPI_Get_accumulate, MPI_Fetch_and_op, MPI_Compare_and_swap.
+//
+// Two paths, chosen by the element type alone (never by operation, count, origin or target):
+//   - 8-byte integers: every access is a transport atomic on the element (NIC atomics on verbs
+//     and UCX over RDMA). SUM is one fetch-add, NO_OP a fetch-add of 0, REPLACE a swap,
+//     compare-and-swap one CAS; other operations read, compute and compare-and-swap until no
+//     one else changed the element in between.
+//   - every other type: a read-modify-write run at the origin while it holds the target's
+//     accumulate lock (a control word taken with a remote compare-and-swap). Reads (NO_OP)
+//     take the lock too.
+// So accesses to one location always take one path, whatever the operations: a NIC atomic and
+// a plain RDMA write never meet on one word (the NIC's read-modify-write is not atomic with
+// respect to a write from elsewhere). Neither path needs the target's CPU, so an accumulate
+// never waits for the target to call into MPI. Every accumulate is complete at the target
+// when the call returns, which gives the default accumulate_ordering (rar, raw, war, waw).
+// Atomicity is per element, as MPI-3.1 §11.7.1 promises; concurrent accumulates to one location
+// must use one basic type (and, with the default accumulate_ops = same_op_no_op, one operation
+// or NO_OP), which is what makes the per-type choice sufficient.
+#include <mpi.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "onesided/comm.hpp"
+#include "onesided/context.hpp"
+#include "onesided/window.hpp"
+#include "transport/transport.hpp"
+
+namespace onesided {
+namespace {
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+/// The one basic type every element of `t` is made of, or 0. Predefined types are their own
+/// element (the pair types of MAXLOC / MINLOC included).
+int elementKind(const Datatype& t) {
+  if (Datatype::predefined(t.id()) == &t) return t.id();
+  const auto& sig = t.signature();
+  if (sig.empty()) return 0;
+  for (const auto& run : sig) {
+    if (run.kind != sig.front().kind) return 0;
+  }
+  return sig.front().kind;
+}
+
+/// `bytes` contiguous bytes as one element: the packed side of a walk.
+Datatype packedBytes(std::size_t bytes) {
+  return {
+      0, "packed", bytes, static_cast<std::ptrdiff_t>(bytes), {{0, bytes}}, {{MPI_BYTE, bytes}}};
+}
+
+std::uint64_t load64(const std::byte* p) {
+  std::uint64_t v = 0;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+}  // namespace
+
+void Window::accumulate(const void* origin, std::int64_t ocount, const Datatype& otype, int target,
+                        std::int64_t disp, std::int64_t tcount, const Datatype& ttype, Op op) {
+  if (op == Op::kNoOp) {
+    throw Error(kErrOp, "MPI_NO_OP is for MPI_Get_accumulate and MPI_Fetch_and_op only");
+  }
+  atomicUpdate("accumulate", origin, ocount, otype, nullptr, 0, otype, target, disp, tcount, ttype,
+               op, nullptr);
+}
+
+void Window::getAccumulate(const void* origin, std::int64_t ocount, const Datatype& otype,
+                           void* result, std::int64_t rcount, const Datatype& rtype, int target,
+                           std::int64_t disp, std::int64_t tcount, const Datatype& ttype, Op op) {
+  atomicUpdate("get_accumulate", origin, ocount, otype, result, rcount, rtype, target, disp, tcount,
+               ttype, op, nullptr);
+}
+
+void Window::fetchAndOp(const void* origin, void* result, const Datatype& type, int target,
+                        std::int64_t disp, Op op) {
+  atomicUpdate("fetch_and_op", origin, 1, type, result, 1, type, target, disp, 1, type, op,
+               nullptr);
+}
+
+void Window::compareAndSwap(const void* origin, const void* compare, void* result,
+                            const Datatype& type, int target, std::int64_t disp) {
+  if (!casAccepts(elementKind(type)) || Datatype::predefined(type.id()) != &type) {
+    throw Error(kErrType, "compare_and_swap on " + type.name() +
+                              ": it takes one predefined integer, logical or byte element");
+  }
+  if (compare == nullptr) throw Error(kErrBuffer, "compare buffer is NULL");
+  atomicUpdate("compare_and_swap", origin, 1, type, result, 1, type, target, disp, 1, type,
+               Op::kReplace, compare);
+}
+
+void Window::atomicUpdate(const char* what, const void* origin, std::int64_t ocount,
+                          const Datatype& otype, void* result, std::int64_t rcount,
+                          const Datatype& rtype, int target, std::int64_t disp, std::int64_t tcount,
+                          const Datatype& ttype, Op op, const void* compare) {
+  requireLive();
+  const int opId = static_cast<int>(op);
+  if (opId <= 0 || opId >= kNumOps) throw Error(kErrOp, "invalid operation " + str(opId));
+  const bool fetch = result != nullptr || std::string_view(what) != "accumulate";
+  const bool noOp = op == Op::kNoOp;
+  // The origin side is ignored with NO_OP (MPI-3.1 §11.3.4): check the result side instead.
+  const std::uint64_t offset =
+      noOp ? check(what, result, rcount, rtype, target, disp, tcount, ttype)
+           : check(what, origin, ocount, otype, target, disp, tcount, ttype);
+  if (fetch && !noOp && result == nullptr && tcount > 0) {
+    throw Error(kErrBuffer, "result buffer is NULL with count " + str(tcount));
+  }
+  if (fetch && !noOp) {
+    // The result buffer must hold the target's elements too.
+    if (rcount < 0) throw Error(kErrCount, "result count " + str(rcount) + " is negative");
+    if (&rtype != &ttype || rcount != tcount) {
+      if (!signaturesMatch(rtype, static_cast<std::size_t>(rcount), ttype,
+                           static_cast<std::size_t>(tcount))) {
+        throw Error(kErrType, "result " + str(rcount) + " x " + rtype.name() +
+                                  " does not match target " + str(tcount) + " x " + ttype.name());
+      }
+    }
+  }
+  const int kind = elementKind(ttype);
+  if (kind == 0) {
+    throw Error(kErrType, std::string(what) + " with target type " + ttype.name() +
+                              ": accumulate types must be built from one predefined type");
+  }
+  if (!noOp && elementKind(otype) != kind) {
+    throw Error(kErrType, std::string(what) + ": origin type " + otype.name() +
+                              " and target type " + ttype.name() +
+                              " are not made of the same predefined type");
+  }
+  if (!opAccepts(op, kind)) {
+    throw Error(kErrOp, std::string(opName(opId)) + " is not defined for " +
+                            Datatype::predefined(kind)->name());
+  }
+  if (target == kProcNull) return;
+  ++pendingOps_;
+  const std::size_t bytes = static_cast<std::size_t>(tcount) * ttype.size();
+  if (bytes == 0) return;
+  const std::size_t elem = packedSize(kind);
+  const std::size_t n = bytes / elem;
+  const Datatype packed = packedBytes(bytes);
+
+  // Origin values, packed in signature order.
+  std::vector<std::byte> in(noOp ? 0 : bytes);
+  if (!noOp) {
+    walk(static_cast<std::byte*>(const_cast<void*>(origin)), static_cast<std::size_t>(ocount),
+         otype, 0, 1, packed,
+         [&](std::byte* o, std::uint64_t at, std::size_t len) { std::memcpy(&in[at], o, len); });
+  }
+  std::vector<std::byte> old(bytes);
+  Target& t = targets_[static_cast<std::size_t>(target)];
+  if (!t.resolved) resolve(target);
+  auto& ep = comm_.context().endpoint(comm_.worldRank(target));
+  // Atomics go through the transport also where loads and stores reach the target (this rank
+  // included): its key is needed then too.
+  if (!t.key) t.key = ep.unpackRkey(t.packedKey);
+
+  if (isInt64(kind)) {
+    // Element by element on the transport's atomics; `at` walks the packed stream.
+    walk(old.data(), 1, packed, offset, static_cast<std::size_t>(tcount), ttype,
+         [&](std::byte* o, std::uint64_t toff, std::size_t len) {
+           const auto at = static_cast<std::size_t>(o - old.data());
+           for (std::size_t k = 0; k < len; k += 8) {
+             const std::uint64_t raddr = t.base + toff + k;
+             const std::uint64_t operand = noOp ? 0 : load64(&in[at + k]);
+             std::uint64_t prev = 0;
+             if (compare != nullptr) {
+               ep.atomic(transport::AtomicOp::kCompareSwap, 8, operand,
+                         load64(static_cast<const std::byte*>(compare)), &prev, raddr, *t.key);
+             } else if (op == Op::kSum || noOp) {
+               ep.atomic(transport::AtomicOp::kFetchAdd, 8, operand, 0, &prev, raddr, *t.key);
+             } else if (op == Op::kReplace) {
+               ep.atomic(transport::AtomicOp::kSwap, 8, operand, 0, &prev, raddr, *t.key);
+             } else {
+               ep.atomic(transport::AtomicOp::kFetchAdd, 8, 0, 0, &prev, raddr, *t.key);
+               for (;;) {
+                 std::byte next[8];
+                 std::memcpy(next, &prev, 8);
+                 applyOp(op, kind, next, &in[at + k], 1);
+                 std::uint64_t seen = 0;
+                 ep.atomic(transport::AtomicOp::kCompareSwap, 8, load64(next), prev, &seen, raddr,
+                           *t.key);
+                 if (seen == prev) break;
+                 prev = seen;
+               }
+             }
+             std::memcpy(o + k, &prev, 8);
+           }
+         });
+  } else {
+    // Under the target's accumulate lock: read the elements, compute, write them back.
+    const std::uint64_t me = static_cast<std::uint64_t>(comm_.rank()) + 1;
+    for (unsigned attempt = 0;
+         control(target, kAccLockWord, static_cast<int>(transport::AtomicOp::kCompareSwap), me,
+                 0) != 0;
+         ++attempt) {
+      retryPause(attempt);
+    }
+    try {
+      const bool direct = t.directLo == 0 && t.directHi == t.size && t.direct != nullptr;
+      auto io = [&](bool read) {
+        bool pending = false;
+        walk(old.data(), 1, packed, offset, static_cast<std::size_t>(tcount), ttype,
+             [&](std::byte* o, std::uint64_t toff, std::size_t len) {
+               if (direct) {
+                 if (read) {
+                   std::memcpy(o, t.direct + toff, len);
+                 } else {
+                   std::memcpy(t.direct + toff, o, len);
+                 }
+                 return;
+               }
+               transport::Iov iov{o, len};
+               const auto issue = read ? ep.get({&iov, 1}, t.base + toff, *t.key)
+                                       : ep.put({&iov, 1}, t.base + toff, *t.key);
+               pending = pending || issue == transport::Issue::kPending;
+             });
+        if (pending) ep.flush();
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+      };
+      io(true);
+      std::vector<std::byte> updated(old);
+      if (compare != nullptr) {
+        if (std::memcmp(updated.data(), compare, elem) == 0)
+          std::memcpy(updated.data(), in.data(), elem);
+      } else {
+        applyOp(op, kind, updated.data(), in.data(), n);
+      }
+      if (!noOp && updated != old) {
+        std::swap(updated, old);
+        io(false);
+        std::swap(updated, old);
+      }
+    } catch (...) {
+      control(target, kAccLockWord, static_cast<int>(transport::AtomicOp::kCompareSwap), 0, me);
+      throw;
+    }
+    control(target, kAccLockWord, static_cast<int>(transport::AtomicOp::kCompareSwap), 0, me);
+  }
+  if (result != nullptr) {
+    walk(static_cast<std::byte*>(result), static_cast<std::size_t>(rcount), rtype, 0, 1, packed,
+         [&](std::byte* r, std::uint64_t at, std::size_t len) { std::memcpy(r, &old[at], len); });
+  }
+}
+
+}  // namespace onesided

@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The predefined operations on packed elements, for accumulate at whichever side executes it.
+#include <mpi.h>
+
+#include <complex>
+#include <cstdint>
+#include <cstring>
+
+#include "onesided/op.hpp"
+
+namespace onesided {
+namespace {
+
+enum class Group { kNone, kInteger, kFloat, kLogical, kComplex, kByte, kPair, kChar };
+
+Group groupOf(int kind) noexcept {
+  switch (kind) {
+    case MPI_SIGNED_CHAR:
+    case MPI_UNSIGNED_CHAR:
+    case MPI_SHORT:
+    case MPI_UNSIGNED_SHORT:
+    case MPI_INT:
+    case MPI_UNSIGNED:
+    case MPI_LONG:
+    case MPI_UNSIGNED_LONG:
+    case MPI_LONG_LONG:
+    case MPI_UNSIGNED_LONG_LONG:
+    case MPI_INT8_T:
+    case MPI_INT16_T:
+    case MPI_INT32_T:
+    case MPI_INT64_T:
+    case MPI_UINT8_T:
+    case MPI_UINT16_T:
+    case MPI_UINT32_T:
+    case MPI_UINT64_T:
+    case MPI_AINT:
+    case MPI_OFFSET:
+    case MPI_COUNT:
+      return Group::kInteger;
+    case MPI_FLOAT:
+    case MPI_DOUBLE:
+    case MPI_LONG_DOUBLE:
+      return Group::kFloat;
+    case MPI_C_BOOL:
+      return Group::kLogical;
+    case MPI_C_FLOAT_COMPLEX:
+    case MPI_C_DOUBLE_COMPLEX:
+    case MPI_C_LONG_DOUBLE_COMPLEX:
+      return Group::kComplex;
+    case MPI_BYTE:
+      return Group::kByte;
+    case MPI_FLOAT_INT:
+    case MPI_DOUBLE_INT:
+    case MPI_LONG_INT:
+    case MPI_2INT:
+    case MPI_SHORT_INT:
+    case MPI_LONG_DOUBLE_INT:
+      return Group::kPair;
+    case MPI_CHAR:
+    case MPI_WCHAR:
+      return Group::kChar;
+    default:
+      return Group::kNone;  // MPI_PACKED, MPI_DATATYPE_NULL, derived
+  }
+}
+
+template <class T>
+T load(const std::byte* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class T>
+void store(std::byte* p, T v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+/// Element-wise arithmetic / logic on one C type.
+template <class T>
+void arith(Op op, std::byte* dst, const std::byte* src, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    std::byte* d = dst + i * sizeof(T);
+    const T a = load<T>(d);
+    const T b = load<T>(src + i * sizeof(T));
+    T r = a;
+    if constexpr (std::is_same_v<T, bool>) {
+      switch (op) {
+        case Op::kLand:
+          r = a && b;
+          break;
+        case Op::kLor:
+          r = a || b;
+          break;
+        case Op::kLxor:
+          r = a != b;
+          break;
+        default:
+          break;
+      }
+    } else {
+      switch (op) {
+        case Op::kSum:
+          r = static_cast<T>(a + b);
+          break;
+        case Op::kProd:
+          r = static_cast<T>(a * b);
+          break;
+        case Op::kMax:
+          if constexpr (!std::is_same_v<T, std::complex<float>> &&
+                        !std::is_same_v<T, std::complex<double>> &&
+                        !std::is_same_v<T, std::complex<long double>>) {
+            r = b > a ? b : a;
+          }
+          break;
+        case Op::kMin:
+          if constexpr (!std::is_same_v<T, std::complex<float>> &&
+                        !std::is_same_v<T, std::complex<double>> &&
+                        !std::is_same_v<T, std::complex<long double>>) {
+            r = b < a ? b : a;
+          }
+          break;
+        case Op::kLand:
+          if constexpr (std::is_integral_v<T>) r = static_cast<T>(a && b);
+          break;
+        case Op::kLor:
+          if constexpr (std::is_integral_v<T>) r = static_cast<T>(a || b);
+          break;
+        case Op::kLxor:
+          if constexpr (std::is_integral_v<T>) r = static_cast<T>(!a != !b);
+          break;
+        case Op::kBand:
+          if constexpr (std::is_integral_v<T>) r = static_cast<T>(a & b);
+          break;
+        case Op::kBor:
+          if constexpr (std::is_integral_v<T>) r = static_cast<T>(a | b);
+          break;
+        case Op::kBxor:
+          if constexpr (std::is_integral_v<T>) r = static_cast<T>(a ^ b);
+          break;
+        default:
+          break;
+      }
+    }
+    store(d, r);
+  }
+}
+
+/// MAXLOC / MINLOC on packed (value, int) pairs: the better value wins; on a tie, the smaller
+/// index (MPI-3.1 §5.9.4).
+template <class V>
+void loc(Op op, std::byte* dst, const std::byte* src, std::size_t n) {
+  constexpr std::size_t kSize = sizeof(V) + sizeof(int);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::byte* d = dst + i * kSize;
+    const std::byte* s = src + i * kSize;
+    const V av = load<V>(d);
+    const V bv = load<V>(s);
+    const int ai = load<int>(d + sizeof(V));
+    const int bi = load<int>(s + sizeof(V));
+    const bool better = op == Op::kMaxloc ? bv > av : bv < av;
+    if (better || (bv == av && bi < ai)) {
+      store(d, bv);
+      store(d + sizeof(V), bi);
+    }
+  }
+}
+
+}  // namespace
+
+const char* opName(int op) noexcept {
+  static constexpr const char* kNames[kNumOps] = {
+      "MPI_OP_NULL", "MPI_MAX",    "MPI_MIN",    "MPI_SUM",     "MPI_PROD",
+      "MPI_LAND",    "MPI_BAND",   "MPI_LOR",    "MPI_BOR",     "MPI_LXOR",
+      "MPI_BXOR",    "MPI_MINLOC", "MPI_MAXLOC", "MPI_REPLACE", "MPI_NO_OP"};
+  return op > 0 && op < kNumOps ? kNames[op] : "MPI_OP_NULL";
+}
+
+bool opAccepts(Op op, int kind) noexcept {
+  const Group g = groupOf(kind);
+  if (g == Group::kNone) return false;
+  switch (op) {
+    case Op::kReplace:
+    case Op::kNoOp:
+      return true;
+    case Op::kSum:
+    case Op::kProd:
+      return g == Group::kInteger || g == Group::kFloat || g == Group::kComplex;
+    case Op::kMax:
+    case Op::kMin:
+      return g == Group::kInteger || g == Group::kFloat;
+    case Op::kLand:
+    case Op::kLor:
+    case Op::kLxor:
+      return g == Group::kInteger || g == Group::kLogical;
+    case Op::kBand:
+    case Op::kBor:
+    case Op::kBxor:
+      return g == Group::kInteger || g == Group::kByte;
+    case Op::kMaxloc:
+    case Op::kMinloc:
+      return g == Group::kPair;
+  }
+  return false;
+}
+
+bool casAccepts(int kind) noexcept {
+  const Group g = groupOf(kind);
+  return g == Group::kInteger || g == Group::kLogical || g == Group::kByte;
+}
+
+bool isInt64(int kind) noexcept {
+  return groupOf(kind) == Group::kInteger && packedSize(kind) == 8;
+}
+
+std::size_t packedSize(int kind) noexcept {
+  switch (kind) {
+    case MPI_CHAR:
+    case MPI_SIGNED_CHAR:
+    case MPI_UNSIGNED_CHAR:
+    case MPI_BYTE:
+    case MPI_INT8_T:
+    case MPI_UINT8_T:
+      return 1;
+    case MPI_WCHAR:
+      return sizeof(wchar_t);
+    case MPI_SHORT:
+    case MPI_UNSIGNED_SHORT:
+    case MPI_INT16_T:
+    case MPI_UINT16_T:
+      return 2;
+    case MPI_INT:
+    case MPI_UNSIGNED:
+    case MPI_INT32_T:
+    case MPI_UINT32_T:
+      return 4;
+    case MPI_LONG:
+    case MPI_UNSIGNED_LONG:
+      return sizeof(long);
+    case MPI_LONG_LONG:
+    case MPI_UNSIGNED_LONG_LONG:
+    case MPI_INT64_T:
+    case MPI_UINT64_T:
+      return 8;
+    case MPI_AINT:
+      return sizeof(MPI_Aint);
+    case MPI_OFFSET:
+      return sizeof(MPI_Offset);
+    case MPI_COUNT:
+      return sizeof(MPI_Count);
+    case MPI_FLOAT:
+      return sizeof(float);
+    case MPI_DOUBLE:
+      return sizeof(double);
+    case MPI_LONG_DOUBLE:
+      return sizeof(long double);
+    case MPI_C_BOOL:
+      return sizeof(bool);
+    case MPI_C_FLOAT_COMPLEX:
+      return sizeof(std::complex<float>);
+    case MPI_C_DOUBLE_COMPLEX:
+      return sizeof(std::complex<double>);
+    case MPI_C_LONG_DOUBLE_COMPLEX:
+      return sizeof(std::complex<long double>);
+    case MPI_FLOAT_INT:
+      return sizeof(float) + sizeof(int);
+    case MPI_DOUBLE_INT:
+      return sizeof(double) + sizeof(int);
+    case MPI_LONG_INT:
+      return sizeof(long) + sizeof(int);
+    case MPI_2INT:
+      return 2 * sizeof(int);
+    case MPI_SHORT_INT:
+      return sizeof(short) + sizeof(int);
+    case MPI_LONG_DOUBLE_INT:
+      return sizeof(long double) + sizeof(int);
+    default:
+      return 0;
+  }
+}
+
+void applyOp(Op op, int kind, std::byte* dst, const std::byte* src, std::size_t n) noexcept {
+  if (op == Op::kNoOp) return;
+  if (op == Op::kReplace) {
+    std::memmove(dst, src, n * packedSize(kind));
+    return;
+  }
+  switch (kind) {
+    case MPI_SIGNED_CHAR:
+    case MPI_INT8_T:
+      arith<std::int8_t>(op, dst, src, n);
+      return;
+    case MPI_UNSIGNED_CHAR:
+    case MPI_UINT8_T:
+    case MPI_BYTE:
+      arith<std::uint8_t>(op, dst, src, n);
+      return;
+    case MPI_SHORT:
+    case MPI_INT16_T:
+      arith<std::int16_t>(op, dst, src, n);
+      return;
+    case MPI_UNSIGNED_SHORT:
+    case MPI_UINT16_T:
+      arith<std::uint16_t>(op, dst, src, n);
+      return;
+    case MPI_INT:
+    case MPI_INT32_T:
+      arith<std::int32_t>(op, dst, src, n);
+      return;
+    case MPI_UNSIGNED:
+    case MPI_UINT32_T:
+      arith<std::uint32_t>(op, dst, src, n);
+      return;
+    case MPI_LONG:
+      arith<long>(op, dst, src, n);
+      return;
+    case MPI_UNSIGNED_LONG:
+      arith<unsigned long>(op, dst, src, n);
+      return;
+    case MPI_LONG_LONG:
+    case MPI_INT64_T:
+      arith<std::int64_t>(op, dst, src, n);
+      return;
+    case MPI_UNSIGNED_LONG_LONG:
+    case MPI_UINT64_T:
+      arith<std::uint64_t>(op, dst, src, n);
+      return;
+    case MPI_AINT:
+      arith<MPI_Aint>(op, dst, src, n);
+      return;
+    case MPI_OFFSET:
+      arith<MPI_Offset>(op, dst, src, n);
+      return;
+    case MPI_COUNT:
+      arith<MPI_Count>(op, dst, src, n);
+      return;
+    case MPI_FLOAT:
+      arith<float>(op, dst, src, n);
+      return;
+    case MPI_DOUBLE:
+      arith<double>(op, dst, src, n);
+      return;
+    case MPI_LONG_DOUBLE:
+      arith<long double>(op, dst, src, n);
+      return;
+    case MPI_C_BOOL:
+      arith<bool>(op, dst, src, n);
+      return;
+    case MPI_C_FLOAT_COMPLEX:
+      arith<std::complex<float>>(op, dst, src, n);
+      return;
+    case MPI_C_DOUBLE_COMPLEX:
+      arith<std::complex<double>>(op, dst, src, n);
+      return;
+    case MPI_C_LONG_DOUBLE_COMPLEX:
+      arith<std::complex<long double>>(op, dst, src, n);
+      return;
+    case MPI_FLOAT_INT:
+      loc<float>(op, dst, src, n);
+      return;
+    case MPI_DOUBLE_INT:
+      loc<double>(op, dst, src, n);
+      return;
+    case MPI_LONG_INT:
+      loc<long>(op, dst, src, n);
+      return;
+    case MPI_2INT:
+      loc<int>(op, dst, src, n);
+      return;
+    case MPI_SHORT_INT:
+      loc<short>(op, dst, src, n);
+      return;
+    case MPI_LONG_DOUBLE_INT:
+      loc<long double>(op, dst, src, n);
+      return;
+    default:
+      return;
+  }
+}
+
+}  // namespace onesided

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Passive-target synchronisation: MPI_Win_lock / unlock, lock_all / unlock_all, flush, sync.
+//
+// Locks live in each rank's control words (a small region registered for remote atomics, see
+// Window::setUp) and are taken with remote atomics only: the target's CPU is never involved.
+//   - lock word at target t: shared holders count in the low half; kExclusiveBit set by the
+//     exclusive holder. Shared: fetch-add 1, and undo if the exclusive bit was set. Exclusive:
+//     compare-and-swap 0 -> kExclusiveBit.
+//   - master word at rank 0: lock_all holders in the low half, exclusive lockers (anywhere) in the
+//     high half. MPI_Win_lock_all is a shared lock on every rank; instead of p fetch-adds it
+//     takes one on the master word and backs off while an exclusive locker is announced there.
+//     An exclusive locker announces itself there first and waits until no lock_all holds.
+// Both sides increment first and check second, so of two racing lockers at least one sees the
+// other and backs off; retries sleep a little longer each time, so waiting ranks neither flood
+// the target with atomics nor spin a shared core.
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "onesided/comm.hpp"
+#include "onesided/context.hpp"
+#include "onesided/window.hpp"
+#include "transport/transport.hpp"
+
+namespace onesided {
+namespace {
+
+constexpr std::uint64_t kExclusiveBit = std::uint64_t{1} << 32;
+constexpr std::uint64_t kLowHalf = kExclusiveBit - 1;
+constexpr std::uint64_t kMinusOne = ~std::uint64_t{0};  // fetch-add of -1
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+}  // namespace
+
+void Window::requireLive() const {
+  if (freed_) throw Error(kErrWin, "window was freed");
+}
+
+std::uint64_t Window::control(int target, int word, int op, std::uint64_t operand,
+                              std::uint64_t compare) {
+  Target& t = targets_[static_cast<std::size_t>(target)];
+  auto& ep = comm_.context().endpoint(comm_.worldRank(target));
+  if (!t.ctlKey) t.ctlKey = ep.unpackRkey(t.ctlPackedKey);
+  std::uint64_t old = 0;
+  // Always through the transport, also for this rank's own words and on-node peers: a CPU
+  // atomic is not atomic with respect to a NIC's.
+  ep.atomic(static_cast<transport::AtomicOp>(op), 8, operand, compare, &old,
+            t.ctlBase + static_cast<std::uint64_t>(word) * 8, *t.ctlKey);
+  return old;
+}
+
+void Window::retryPause(unsigned attempt) {
+  comm_.context().progress();
+  if (attempt < 4) {
+    std::this_thread::yield();
+  } else {
+    std::this_thread::sleep_for(std::chrono::microseconds(std::min(1U << (attempt - 4), 256U)));
+  }
+}
+
+void Window::checkLockable(const char* call, int assertion) {
+  requireLive();
+  if ((assertion & ~kModeNocheck) != 0) {
+    throw Error(kErrAssert, std::string(call) + ": assertion " + str(assertion) +
+                                " has bits other than MPI_MODE_NOCHECK");
+  }
+  if (epoch_ == Epoch::kFence && pendingOps_ > 0) {
+    throw Error(kErrRmaSync, std::string(call) + " inside a fence epoch with " +
+                                 str(static_cast<std::int64_t>(pendingOps_)) +
+                                 " operations issued (end it with MPI_Win_fence first)");
+  }
+  if (lockAll_ != kLockNone) {
+    throw Error(kErrRmaSync,
+                std::string(call) + " while MPI_Win_lock_all holds (call MPI_Win_unlock_all)");
+  }
+}
+
+void Window::acquire(LockType type, int target) {
+  using transport::AtomicOp;
+  if (type == LockType::kShared) {
+    for (unsigned attempt = 0;; ++attempt) {
+      const std::uint64_t old =
+          control(target, kLockWord, static_cast<int>(AtomicOp::kFetchAdd), 1);
+      if ((old & kExclusiveBit) == 0) return;
+      control(target, kLockWord, static_cast<int>(AtomicOp::kFetchAdd), kMinusOne);
+      retryPause(attempt);
+    }
+  }
+  // Exclusive: keep lock_all out (announce at rank 0), then take the target's word.
+  for (unsigned attempt = 0;; ++attempt) {
+    const std::uint64_t old =
+        control(0, kMasterWord, static_cast<int>(AtomicOp::kFetchAdd), kExclusiveBit);
+    if ((old & kLowHalf) == 0) break;
+    control(0, kMasterWord, static_cast<int>(AtomicOp::kFetchAdd), ~kExclusiveBit + 1);
+    retryPause(attempt);
+  }
+  for (unsigned attempt = 0;; ++attempt) {
+    const std::uint64_t old =
+        control(target, kLockWord, static_cast<int>(AtomicOp::kCompareSwap), kExclusiveBit, 0);
+    if (old == 0) return;
+    retryPause(attempt);
+  }
+}
+
+void Window::release(std::uint8_t lock, int target) {
+  using transport::AtomicOp;
+  if ((lock & kLockNocheck) != 0) return;
+  if ((lock & kLockExclusive) != 0) {
+    control(target, kLockWord, static_cast<int>(AtomicOp::kFetchAdd), ~kExclusiveBit + 1);
+    control(0, kMasterWord, static_cast<int>(AtomicOp::kFetchAdd), ~kExclusiveBit + 1);
+  } else {
+    control(target, kLockWord, static_cast<int>(AtomicOp::kFetchAdd), kMinusOne);
+  }
+}
+
+void Window::lock(LockType type, int target, int assertion) {
+  checkLockable("MPI_Win_lock", assertion);
+  if (type != LockType::kShared && type != LockType::kExclusive) {
+    throw Error(kErrLocktype, "lock type " + str(static_cast<int>(type)) +
+                                  " is neither MPI_LOCK_SHARED nor MPI_LOCK_EXCLUSIVE");
+  }
+  const int p = comm_.size();
+  if (target != kProcNull && (target < 0 || target >= p)) {
+    throw Error(kErrRank, "target rank " + str(target) + " is not in the window's group (size " +
+                              str(p) + ")");
+  }
+  if (target == kProcNull) {
+    ++procNullLocks_;
+  } else {
+    Target& t = targets_[static_cast<std::size_t>(target)];
+    if (t.lock != kLockNone) {
+      throw Error(kErrRmaSync, "rank " + str(target) + " is already locked by this rank");
+    }
+    const bool nocheck = (assertion & kModeNocheck) != 0;
+    if (!nocheck) acquire(type, target);
+    t.lock = static_cast<std::uint8_t>((type == LockType::kShared ? kLockShared : kLockExclusive) |
+                                       (nocheck ? kLockNocheck : 0));
+    ++locks_;
+  }
+  if (epoch_ == Epoch::kFence) pendingOps_ = 0;
+  epoch_ = Epoch::kPassive;
+  allOpen_ = false;
+}
+
+void Window::unlock(int target) {
+  requireLive();
+  const int p = comm_.size();
+  if (target != kProcNull && (target < 0 || target >= p)) {
+    throw Error(kErrRank, "target rank " + str(target) + " is not in the window's group (size " +
+                              str(p) + ")");
+  }
+  if (target == kProcNull) {
+    if (procNullLocks_ == 0) {
+      throw Error(kErrRmaSync, "MPI_PROC_NULL is not locked (no matching MPI_Win_lock)");
+    }
+    --procNullLocks_;
+  } else {
+    Target& t = targets_[static_cast<std::size_t>(target)];
+    if (t.lock == kLockNone) {
+      throw Error(kErrRmaSync,
+                  "rank " + str(target) + " is not locked by this rank (no matching MPI_Win_lock)");
+    }
+    complete(target);  // everything issued in the epoch, before others may take the lock
+    const std::uint8_t held = t.lock;
+    t.lock = kLockNone;
+    --locks_;
+    release(held, target);
+  }
+  if (locks_ == 0 && procNullLocks_ == 0) {
+    epoch_ = Epoch::kNone;
+    pendingOps_ = 0;
+  }
+}
+
+void Window::lockAll(int assertion) {
+  checkLockable("MPI_Win_lock_all", assertion);
+  if (locks_ > 0 || procNullLocks_ > 0) {
+    throw Error(kErrRmaSync, "MPI_Win_lock_all while " + str(locks_ + procNullLocks_) +
+                                 " MPI_Win_lock epochs are open");
+  }
+  const bool nocheck = (assertion & kModeNocheck) != 0;
+  if (!nocheck) {
+    using transport::AtomicOp;
+    for (unsigned attempt = 0;; ++attempt) {
+      const std::uint64_t old = control(0, kMasterWord, static_cast<int>(AtomicOp::kFetchAdd), 1);
+      if ((old >> 32) == 0) break;  // no exclusive locker anywhere
+      control(0, kMasterWord, static_cast<int>(AtomicOp::kFetchAdd), kMinusOne);
+      retryPause(attempt);
+    }
+  }
+  lockAll_ = static_cast<std::uint8_t>(kLockShared | (nocheck ? kLockNocheck : 0));
+  pendingOps_ = 0;
+  epoch_ = Epoch::kPassive;
+  allOpen_ = true;
+}
+
+void Window::unlockAll() {
+  requireLive();
+  if (lockAll_ == kLockNone) {
+    throw Error(kErrRmaSync, "MPI_Win_unlock_all without MPI_Win_lock_all");
+  }
+  complete(-1);
+  const bool nocheck = (lockAll_ & kLockNocheck) != 0;
+  lockAll_ = kLockNone;
+  epoch_ = Epoch::kNone;
+  allOpen_ = false;
+  pendingOps_ = 0;
+  if (!nocheck) {
+    control(0, kMasterWord, static_cast<int>(transport::AtomicOp::kFetchAdd), kMinusOne);
+  }
+}
+
+void Window::flush(int target) {
+  requireLive();
+  const int p = comm_.size();
+  if (target != kProcNull && (target < 0 || target >= p)) {
+    throw Error(kErrRank, "target rank " + str(target) + " is not in the window's group (size " +
+                              str(p) + ")");
+  }
+  if (epoch_ != Epoch::kPassive || (lockAll_ == kLockNone && target != kProcNull &&
+                                    targets_[static_cast<std::size_t>(target)].lock == kLockNone)) {
+    throw Error(kErrRmaSync, "flush of rank " + str(target) +
+                                 " outside a passive-target epoch at it (MPI_Win_lock or "
+                                 "MPI_Win_lock_all first)");
+  }
+  if (target != kProcNull) complete(target);
+}
+
+void Window::flushAll() {
+  requireLive();
+  if (epoch_ != Epoch::kPassive) {
+    throw Error(kErrRmaSync,
+                "flush outside a passive-target epoch (MPI_Win_lock or MPI_Win_lock_all first)");
+  }
+  complete(-1);
+}
+
+void Window::sync() {
+  requireLive();
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+}  // namespace onesided
