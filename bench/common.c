@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "common.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,18 +24,30 @@ static void fail(const char* what, int rc, int line) {
   MPI_Abort(MPI_COMM_WORLD, 3);
 }
 
-/* One iteration: rank 0 issues the operations, everybody fences. */
-static void iteration(const struct bench_spec* s, int rank, char* buf, size_t bytes, MPI_Win win) {
+/* One iteration: rank 0 issues the operations; then everybody fences, or rank 0 flushes. */
+static void iteration(const struct bench_spec* s, int rank, char* buf, size_t bytes, MPI_Win win,
+                      int flush) {
   if (rank == 0 && s->op != BENCH_NONE) {
     for (int k = 0; k < s->ops_per_iter; ++k) {
       if (s->op == BENCH_PUT) {
         CHECK(MPI_Put(buf, (int)bytes, MPI_BYTE, 1, 0, (int)bytes, MPI_BYTE, win));
-      } else {
+      } else if (s->op == BENCH_GET) {
         CHECK(MPI_Get(buf, (int)bytes, MPI_BYTE, 1, 0, (int)bytes, MPI_BYTE, win));
+      } else if (s->op == BENCH_FOP) {
+        const int64_t one = 1;
+        int64_t old = 0;
+        CHECK(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, 1, 0, MPI_SUM, win));
+      } else {
+        CHECK(MPI_Accumulate(buf, (int)(bytes / 8), MPI_DOUBLE, 1, 0, (int)(bytes / 8), MPI_DOUBLE,
+                             MPI_SUM, win));
       }
     }
   }
-  CHECK(MPI_Win_fence(0, win));
+  if (!flush) {
+    CHECK(MPI_Win_fence(0, win));
+  } else if (rank == 0) {
+    CHECK(MPI_Win_flush(1, win));
+  }
 }
 
 /* Before the timed loop of one size: the data the loop must move. Closed by the first fence. */
@@ -53,6 +66,7 @@ static void prepare(const struct bench_spec* s, int rank, char* buf, char* winbu
 static int check(const struct bench_spec* s, int rank, const char* buf, const char* winbuf,
                  size_t bytes) {
   const char* data = NULL;
+  if (s->op == BENCH_FOP || s->op == BENCH_ACC) return 0;
   if (s->op == BENCH_PUT && rank == 1) data = winbuf;
   if (s->op == BENCH_GET && rank == 0) data = buf;
   if (!data) return 0;
@@ -105,12 +119,19 @@ int bench_main(int argc, char** argv, const struct bench_spec* spec) {
     fprintf(stderr, "# %s (%s, %s): %s\n", spec->name, o.label, o.create ? "create" : "allocate",
             lib);
   }
-  /* The fence benchmark moves nothing: one row, 0 bytes. */
+  /* The fence benchmark moves nothing: one row, 0 bytes. Fetch-and-op: one 8-byte row. */
   if (spec->op == BENCH_NONE) {
     o.nsizes = 1;
     o.sizes[0] = 0;
     o.max_bytes = 1;
   }
+  if (spec->op == BENCH_FOP) {
+    o.nsizes = 1;
+    o.sizes[0] = 8;
+    o.max_bytes = 8;
+  }
+  char name[64];
+  snprintf(name, sizeof name, "%s%s", spec->name, o.sync_flush ? "_flush" : "");
 
   char* winbuf = NULL;
   char* winmem = NULL;
@@ -145,17 +166,27 @@ int bench_main(int argc, char** argv, const struct bench_spec* spec) {
     const int warmup = bench_scaled_iters(o.warmup, bytes, spec->ops_per_iter);
     prepare(spec, rank, buf, winbuf, bytes);
     CHECK(MPI_Win_fence(0, win)); /* publishes prepare(); nobody starts before everybody is here */
-    for (int i = 0; i < warmup; ++i) iteration(spec, rank, buf, bytes, win);
+    const int flush = o.sync_flush;
+    if (flush) {
+      /* End the fence epoch, so that the passive one may begin (MPI-3.1 §11.5). */
+      CHECK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+      if (rank == 0) CHECK(MPI_Win_lock_all(0, win));
+    }
+    for (int i = 0; i < warmup; ++i) iteration(spec, rank, buf, bytes, win, flush);
     for (int b = 0; b < o.repeats; ++b) {
       double t = MPI_Wtime();
-      for (int i = 0; i < iters; ++i) iteration(spec, rank, buf, bytes, win);
+      for (int i = 0; i < iters; ++i) iteration(spec, rank, buf, bytes, win, flush);
       per[b] = (MPI_Wtime() - t) / iters;
+    }
+    if (flush) {
+      if (rank == 0) CHECK(MPI_Win_unlock_all(win));
+      CHECK(MPI_Win_fence(0, win)); /* the target's check below reads what rank 0 put */
     }
     if (rank == 0) {
       double p50, min;
       bench_batch_stats(per, o.repeats, &p50, &min);
       double mbps = (double)bytes * spec->ops_per_iter / p50 / 1e6;
-      bench_print_json(spec->name, o.label, o.create ? "create" : "allocate", bytes, size, iters,
+      bench_print_json(name, o.label, o.create ? "create" : "allocate", bytes, size, iters,
                        o.repeats, p50, min, mbps);
     }
     if (o.verify) failed |= check(spec, rank, buf, winbuf, bytes);

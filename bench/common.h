@@ -13,6 +13,10 @@
  * memory from MPI); "create" = MPI_Win_create over malloc'ed memory and a malloc'ed origin buffer
  * (all user memory).
  *
+ * --sync flush: instead of fences, rank 0 opens one MPI_Win_lock_all epoch around the loop and
+ * completes each iteration with MPI_Win_flush(1) (OSU's -s flush); the JSON "bench" gets a
+ * "_flush" suffix.
+ *
  * --verify (default on): before each size, the origin buffer (put) or the target window (get) is
  * filled with a size-dependent pattern; after the timed loop the target window (put) or the origin
  * buffer (get) must hold it. A mismatch prints a message and the program exits non-zero. */
@@ -23,7 +27,9 @@
 
 #include "options.h"
 
-enum bench_op { BENCH_NONE, BENCH_PUT, BENCH_GET };
+/* BENCH_FOP: MPI_Fetch_and_op (MPI_SUM of one int64); BENCH_ACC: MPI_Accumulate (MPI_SUM of
+ * bytes / 8 doubles). Neither is verified (the target's values change every iteration). */
+enum bench_op { BENCH_NONE, BENCH_PUT, BENCH_GET, BENCH_FOP, BENCH_ACC };
 
 struct bench_spec {
   const char* name; /* JSON "bench" */

@@ -8,17 +8,20 @@
 #include <string.h>
 
 static void usage(const char* name) {
-  fprintf(stdout,
-          "usage: %s [--warmup-iters N] [--iters N] [--repeats N] [--min-bytes N] [--max-bytes N]\n"
-          "          [--sizes N,N,...] [--flavor allocate|create] [--win-offset N] [--label NAME]\n"
-          "          [--verify|--no-verify]\n"
-          "  --iters N         iterations per timed batch (default %s)\n"
-          "  --repeats N       timed batches per size; the median batch is reported (default 11)\n"
-          "  --warmup-iters N  untimed iterations per size (default 100)\n"
-          "  --sizes LIST      explicit message sizes instead of the min..max sweep\n"
-          "  --win-offset N    create flavor: the window starts N bytes after a page boundary\n"
-          "                    (default 0: page-aligned memory, as OSU's benchmarks use)\n",
-          name, "100; 10 for the bandwidth programs");
+  fprintf(
+      stdout,
+      "usage: %s [--warmup-iters N] [--iters N] [--repeats N] [--min-bytes N] [--max-bytes N]\n"
+      "          [--sizes N,N,...] [--flavor allocate|create] [--win-offset N] [--label NAME]\n"
+      "          [--sync fence|flush] [--verify|--no-verify]\n"
+      "  --iters N         iterations per timed batch (default %s)\n"
+      "  --repeats N       timed batches per size; the median batch is reported (default 11)\n"
+      "  --warmup-iters N  untimed iterations per size (default 100)\n"
+      "  --sizes LIST      explicit message sizes instead of the min..max sweep\n"
+      "  --win-offset N    create flavor: the window starts N bytes after a page boundary\n"
+      "                    (default 0: page-aligned memory, as OSU's benchmarks use)\n"
+      "  --sync fence|flush  one fence epoch per iteration (default), or one passive epoch\n"
+      "                    (MPI_Win_lock_all) around the loop and MPI_Win_flush per iteration\n",
+      name, "100; 10 for the bandwidth programs");
 }
 
 static int parse_size(const char* s, size_t* out) {
@@ -52,6 +55,7 @@ int bench_parse_options(int argc, char** argv, int default_iters, int print_help
                                            {"verify", no_argument, 0, 'v'},
                                            {"no-verify", no_argument, 0, 'n'},
                                            {"win-offset", required_argument, 0, 'o'},
+                                           {"sync", required_argument, 0, 'y'},
                                            {"help", no_argument, 0, 'h'},
                                            {0, 0, 0, 0}};
   memset(o, 0, sizeof *o);
@@ -106,6 +110,16 @@ int bench_parse_options(int argc, char** argv, int default_iters, int print_help
         break;
       case 'o':
         bad = parse_size(optarg, &o->win_offset);
+        break;
+      case 'y':
+        if (strcmp(optarg, "flush") == 0) {
+          o->sync_flush = 1;
+        } else if (strcmp(optarg, "fence") == 0) {
+          o->sync_flush = 0;
+        } else {
+          fprintf(stderr, "%s: --sync must be fence or flush, not '%s'\n", argv[0], optarg);
+          bad = 1;
+        }
         break;
       case 'h':
         help = 1;

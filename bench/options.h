@@ -16,8 +16,9 @@ struct bench_options {
   int verify;        /* --verify (default) / --no-verify */
   int create;        /* --flavor create: MPI_Win_create over memory of the program's own */
   size_t win_offset; /* --win-offset: create windows start this far after a page boundary */
-  size_t min_bytes;  /* --min-bytes */
-  size_t max_bytes;  /* --max-bytes */
+  int sync_flush; /* --sync flush: MPI_Win_lock_all around the loop, MPI_Win_flush per iteration */
+  size_t min_bytes; /* --min-bytes */
+  size_t max_bytes; /* --max-bytes */
   const char* label;
   size_t sizes[BENCH_MAX_SIZES]; /* the sweep: --sizes, or min..max (x8 below 4 KiB, x16 above) */
   int nsizes;

@@ -137,6 +137,36 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
   ++pendingOps_;
   const std::size_t bytes = static_cast<std::size_t>(tcount) * ttype.size();
   if (bytes == 0) return;
+  Target& t = targets_[static_cast<std::size_t>(target)];
+  if (!t.resolved) resolve(target);
+  auto& ep = comm_.context().endpoint(comm_.worldRank(target));
+  // Atomics go through the transport also where loads and stores reach the target (this rank
+  // included): its key is needed then too.
+  if (!t.key) t.key = ep.unpackRkey(t.packedKey);
+  if (bytes == 8 && isInt64(kind) && Datatype::predefined(ttype.id()) == &ttype &&
+      (op == Op::kSum || op == Op::kNoOp || op == Op::kReplace || compare != nullptr)) {
+    // One element on one NIC atomic (MPI_Fetch_and_op / MPI_Compare_and_swap as PGAS codes
+    // use them): no packing.
+    std::uint64_t operand = 0;
+    if (!noOp) std::memcpy(&operand, origin, 8);
+    std::uint64_t prev = 0;
+    const std::uint64_t raddr = t.base + offset;
+    if (compare != nullptr) {
+      std::uint64_t cmp = 0;
+      std::memcpy(&cmp, compare, 8);
+      ep.atomic(transport::AtomicOp::kCompareSwap, 8, operand, cmp, &prev, raddr, *t.key);
+    } else {
+      ep.atomic(op == Op::kReplace ? transport::AtomicOp::kSwap : transport::AtomicOp::kFetchAdd, 8,
+                operand, 0, &prev, raddr, *t.key);
+    }
+    if (result != nullptr) {
+      const std::byte* from = reinterpret_cast<const std::byte*>(&prev);
+      walk(
+          static_cast<std::byte*>(result), static_cast<std::size_t>(rcount), rtype, 0, 1, ttype,
+          [&](std::byte* r, std::uint64_t at, std::size_t len) { std::memcpy(r, from + at, len); });
+    }
+    return;
+  }
   const std::size_t elem = packedSize(kind);
   const std::size_t n = bytes / elem;
   const Datatype packed = packedBytes(bytes);
@@ -149,12 +179,6 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
          [&](std::byte* o, std::uint64_t at, std::size_t len) { std::memcpy(&in[at], o, len); });
   }
   std::vector<std::byte> old(bytes);
-  Target& t = targets_[static_cast<std::size_t>(target)];
-  if (!t.resolved) resolve(target);
-  auto& ep = comm_.context().endpoint(comm_.worldRank(target));
-  // Atomics go through the transport also where loads and stores reach the target (this rank
-  // included): its key is needed then too.
-  if (!t.key) t.key = ep.unpackRkey(t.packedKey);
 
   if (isInt64(kind)) {
     // Element by element on the transport's atomics; `at` walks the packed stream.
