@@ -47,6 +47,10 @@ for rep in $(seq 1 "$repeats"); do
   for system in onesided openmpi; do
     mpi_bench "$system" put_latency --sizes 8 --iters 100 --repeats 5 --warmup-iters 20
     mpi_bench "$system" get_latency --sizes 8 --iters 100 --repeats 5 --warmup-iters 20
+    mpi_bench "$system" put_latency --sync flush --sizes 8 --iters 100 --repeats 5 --warmup-iters 20
+    mpi_bench "$system" get_latency --sync flush --sizes 8 --iters 100 --repeats 5 --warmup-iters 20
+    mpi_bench "$system" fop_latency --sync flush --iters 100 --repeats 5 --warmup-iters 20
+    mpi_bench "$system" acc_latency --sync flush --sizes 8 --iters 50 --repeats 5 --warmup-iters 10
     mpi_bench "$system" put_bw --sizes 1048576 --iters 2 --repeats 3 --warmup-iters 1
   done
 done >"$out/results.jsonl"
@@ -70,12 +74,16 @@ for bench, bw in (("put_lat", False), ("get_lat", False), ("fadd_lat", False), (
     p, o = med("perftest", bench, key), med("onesided-verbs", bench, key)
     print(f"{bench:10} {f(p, bw):>14} {f(o, bw):>16} {ratio(o, p, bw):>6}")
 print()
-print("MPI level, fence epochs (bench/*.c), 2 ranks, allocate windows:")
-print(f"{'row':24} {'onesided verbs':>16} {'Open MPI osc ucx':>18} {'ratio':>6}")
-for bench, n, bw in (("put_latency", 8, False), ("get_latency", 8, False), ("put_bw", 1048576, True)):
+print("MPI level (bench/*.c), 2 ranks, allocate windows; *_flush: one MPI_Win_lock_all epoch,")
+print("MPI_Win_flush per operation; the others: one MPI_Win_fence epoch per operation:")
+print(f"{'row':28} {'onesided verbs':>16} {'Open MPI osc ucx':>18} {'ratio':>6}")
+for bench, n, bw in (("put_latency_flush", 8, False), ("get_latency_flush", 8, False),
+                     ("fop_latency_flush", 8, False), ("acc_latency_flush", 8, False),
+                     ("put_latency", 8, False), ("get_latency", 8, False),
+                     ("put_bw", 1048576, True)):
     key = "mbps" if bw else "p50_us"
     o, m = med("onesided", bench, key, "allocate"), med("openmpi", bench, key, "allocate")
-    print(f"{bench + ' ' + str(n) + ' B':24} {f(o, bw):>16} {f(m, bw):>18} {ratio(o, m, bw):>6}")
+    print(f"{bench + ' ' + str(n) + ' B':28} {f(o, bw):>16} {f(m, bw):>18} {ratio(o, m, bw):>6}")
 print()
 print("ratio = onesided / other: latency lower is better, bandwidth higher is better. Medians of "
       f"{len([r for r in rows if r['system'] == 'perftest' and r['bench'] == 'put_lat'])} repeats, "
