@@ -223,6 +223,10 @@ class Window {
   std::uint8_t lockAll_ = 0;  // kLockShared (| kLockNocheck) while lock_all holds
   int locks_ = 0;             // targets locked with MPI_Win_lock
   int procNullLocks_ = 0;     // MPI_Win_lock(MPI_PROC_NULL) epochs
+  // Accumulate scratch (packed origin values, old and new target values), kept between calls.
+  std::vector<std::byte> accIn_;
+  std::vector<std::byte> accOld_;
+  std::vector<std::byte> accNew_;
   bool freed_ = false;
 };
 

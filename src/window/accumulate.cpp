@@ -172,13 +172,21 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
   const Datatype packed = packedBytes(bytes);
 
   // Origin values, packed in signature order.
-  std::vector<std::byte> in(noOp ? 0 : bytes);
-  if (!noOp) {
+  // (Scratch buffers live in the window: a fresh megabyte per call would cost more in page
+  // faults than the accumulate itself.)
+  const std::byte* src = nullptr;
+  if (!noOp && otype.contiguous()) {
+    src = static_cast<const std::byte*>(origin);
+  } else if (!noOp) {
+    accIn_.resize(bytes);
     walk(static_cast<std::byte*>(const_cast<void*>(origin)), static_cast<std::size_t>(ocount),
-         otype, 0, 1, packed,
-         [&](std::byte* o, std::uint64_t at, std::size_t len) { std::memcpy(&in[at], o, len); });
+         otype, 0, 1, packed, [&](std::byte* o, std::uint64_t at, std::size_t len) {
+           std::memcpy(&accIn_[at], o, len);
+         });
+    src = accIn_.data();
   }
-  std::vector<std::byte> old(bytes);
+  accOld_.resize(bytes);
+  std::vector<std::byte>& old = accOld_;
 
   if (isInt64(kind)) {
     // Element by element on the transport's atomics; `at` walks the packed stream.
@@ -187,7 +195,7 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
            const auto at = static_cast<std::size_t>(o - old.data());
            for (std::size_t k = 0; k < len; k += 8) {
              const std::uint64_t raddr = t.base + toff + k;
-             const std::uint64_t operand = noOp ? 0 : load64(&in[at + k]);
+             const std::uint64_t operand = noOp ? 0 : load64(src + at + k);
              std::uint64_t prev = 0;
              if (compare != nullptr) {
                ep.atomic(transport::AtomicOp::kCompareSwap, 8, operand,
@@ -201,7 +209,7 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
                for (;;) {
                  std::byte next[8];
                  std::memcpy(next, &prev, 8);
-                 applyOp(op, kind, next, &in[at + k], 1);
+                 applyOp(op, kind, next, src + at + k, 1);
                  std::uint64_t seen = 0;
                  ep.atomic(transport::AtomicOp::kCompareSwap, 8, load64(next), prev, &seen, raddr,
                            *t.key);
@@ -223,38 +231,51 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
     }
     try {
       const bool direct = t.directLo == 0 && t.directHi == t.size && t.direct != nullptr;
-      auto io = [&](bool read) {
-        bool pending = false;
-        walk(old.data(), 1, packed, offset, static_cast<std::size_t>(tcount), ttype,
-             [&](std::byte* o, std::uint64_t toff, std::size_t len) {
-               if (direct) {
-                 if (read) {
-                   std::memcpy(o, t.direct + toff, len);
-                 } else {
-                   std::memcpy(t.direct + toff, o, len);
-                 }
-                 return;
-               }
-               transport::Iov iov{o, len};
-               const auto issue = read ? ep.get({&iov, 1}, t.base + toff, *t.key)
-                                       : ep.put({&iov, 1}, t.base + toff, *t.key);
-               pending = pending || issue == transport::Issue::kPending;
-             });
-        if (pending) ep.flush();
+      if (direct && ttype.contiguous()) {
+        // Load / store path, one run at the target: compute in place, no copies.
+        std::byte* tp = t.direct + offset;
+        if (result != nullptr) std::memcpy(old.data(), tp, bytes);
+        if (compare != nullptr) {
+          if (std::memcmp(tp, compare, elem) == 0) std::memcpy(tp, src, elem);
+        } else {
+          applyOp(op, kind, tp, src, n);
+        }
         std::atomic_thread_fence(std::memory_order_seq_cst);
-      };
-      io(true);
-      std::vector<std::byte> updated(old);
-      if (compare != nullptr) {
-        if (std::memcmp(updated.data(), compare, elem) == 0)
-          std::memcpy(updated.data(), in.data(), elem);
       } else {
-        applyOp(op, kind, updated.data(), in.data(), n);
-      }
-      if (!noOp && updated != old) {
-        std::swap(updated, old);
-        io(false);
-        std::swap(updated, old);
+        auto io = [&](bool read) {
+          bool pending = false;
+          walk(old.data(), 1, packed, offset, static_cast<std::size_t>(tcount), ttype,
+               [&](std::byte* o, std::uint64_t toff, std::size_t len) {
+                 if (direct) {
+                   if (read) {
+                     std::memcpy(o, t.direct + toff, len);
+                   } else {
+                     std::memcpy(t.direct + toff, o, len);
+                   }
+                   return;
+                 }
+                 transport::Iov iov{o, len};
+                 const auto issue = read ? ep.get({&iov, 1}, t.base + toff, *t.key)
+                                         : ep.put({&iov, 1}, t.base + toff, *t.key);
+                 pending = pending || issue == transport::Issue::kPending;
+               });
+          if (pending) ep.flush();
+          std::atomic_thread_fence(std::memory_order_seq_cst);
+        };
+        io(true);
+        std::vector<std::byte>& updated = accNew_;
+        updated.assign(old.begin(), old.end());
+        if (compare != nullptr) {
+          if (std::memcmp(updated.data(), compare, elem) == 0)
+            std::memcpy(updated.data(), src, elem);
+        } else {
+          applyOp(op, kind, updated.data(), src, n);
+        }
+        if (!noOp && updated != old) {
+          std::swap(updated, old);
+          io(false);
+          std::swap(updated, old);
+        }
       }
     } catch (...) {
       control(target, kAccLockWord, static_cast<int>(transport::AtomicOp::kCompareSwap), 0, me);

@@ -5,6 +5,7 @@
 #include <complex>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "onesided/op.hpp"
 
@@ -75,73 +76,71 @@ void store(std::byte* p, T v) {
   std::memcpy(p, &v, sizeof v);
 }
 
-/// Element-wise arithmetic / logic on one C type.
 template <class T>
-void arith(Op op, std::byte* dst, const std::byte* src, std::size_t n) {
+constexpr bool kIsComplex =
+    std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>> ||
+    std::is_same_v<T, std::complex<long double>>;
+
+/// dst[i] = f(dst[i], src[i]) over unaligned packed elements; a loop the compiler can vectorise.
+template <class T, class F>
+void each(std::byte* dst, const std::byte* src, std::size_t n, F f) {
   for (std::size_t i = 0; i < n; ++i) {
     std::byte* d = dst + i * sizeof(T);
-    const T a = load<T>(d);
-    const T b = load<T>(src + i * sizeof(T));
-    T r = a;
-    if constexpr (std::is_same_v<T, bool>) {
+    store(d, static_cast<T>(f(load<T>(d), load<T>(src + i * sizeof(T)))));
+  }
+}
+
+/// Element-wise arithmetic / logic on one C type: the switch is outside the loops.
+template <class T>
+void arith(Op op, std::byte* dst, const std::byte* src, std::size_t n) {
+  if constexpr (std::is_same_v<T, bool>) {
+    switch (op) {
+      case Op::kLand:
+        return each<T>(dst, src, n, [](bool a, bool b) { return a && b; });
+      case Op::kLor:
+        return each<T>(dst, src, n, [](bool a, bool b) { return a || b; });
+      case Op::kLxor:
+        return each<T>(dst, src, n, [](bool a, bool b) { return a != b; });
+      default:
+        return;
+    }
+  } else {
+    switch (op) {
+      case Op::kSum:
+        return each<T>(dst, src, n, [](T a, T b) { return a + b; });
+      case Op::kProd:
+        return each<T>(dst, src, n, [](T a, T b) { return a * b; });
+      default:
+        break;
+    }
+    if constexpr (!kIsComplex<T>) {
       switch (op) {
-        case Op::kLand:
-          r = a && b;
-          break;
-        case Op::kLor:
-          r = a || b;
-          break;
-        case Op::kLxor:
-          r = a != b;
-          break;
-        default:
-          break;
-      }
-    } else {
-      switch (op) {
-        case Op::kSum:
-          r = static_cast<T>(a + b);
-          break;
-        case Op::kProd:
-          r = static_cast<T>(a * b);
-          break;
         case Op::kMax:
-          if constexpr (!std::is_same_v<T, std::complex<float>> &&
-                        !std::is_same_v<T, std::complex<double>> &&
-                        !std::is_same_v<T, std::complex<long double>>) {
-            r = b > a ? b : a;
-          }
-          break;
+          return each<T>(dst, src, n, [](T a, T b) { return b > a ? b : a; });
         case Op::kMin:
-          if constexpr (!std::is_same_v<T, std::complex<float>> &&
-                        !std::is_same_v<T, std::complex<double>> &&
-                        !std::is_same_v<T, std::complex<long double>>) {
-            r = b < a ? b : a;
-          }
-          break;
-        case Op::kLand:
-          if constexpr (std::is_integral_v<T>) r = static_cast<T>(a && b);
-          break;
-        case Op::kLor:
-          if constexpr (std::is_integral_v<T>) r = static_cast<T>(a || b);
-          break;
-        case Op::kLxor:
-          if constexpr (std::is_integral_v<T>) r = static_cast<T>(!a != !b);
-          break;
-        case Op::kBand:
-          if constexpr (std::is_integral_v<T>) r = static_cast<T>(a & b);
-          break;
-        case Op::kBor:
-          if constexpr (std::is_integral_v<T>) r = static_cast<T>(a | b);
-          break;
-        case Op::kBxor:
-          if constexpr (std::is_integral_v<T>) r = static_cast<T>(a ^ b);
-          break;
+          return each<T>(dst, src, n, [](T a, T b) { return b < a ? b : a; });
         default:
           break;
       }
     }
-    store(d, r);
+    if constexpr (std::is_integral_v<T>) {
+      switch (op) {
+        case Op::kLand:
+          return each<T>(dst, src, n, [](T a, T b) { return a && b; });
+        case Op::kLor:
+          return each<T>(dst, src, n, [](T a, T b) { return a || b; });
+        case Op::kLxor:
+          return each<T>(dst, src, n, [](T a, T b) { return !a != !b; });
+        case Op::kBand:
+          return each<T>(dst, src, n, [](T a, T b) { return a & b; });
+        case Op::kBor:
+          return each<T>(dst, src, n, [](T a, T b) { return a | b; });
+        case Op::kBxor:
+          return each<T>(dst, src, n, [](T a, T b) { return a ^ b; });
+        default:
+          break;
+      }
+    }
   }
 }
 
