@@ -33,6 +33,7 @@ std::unique_ptr<transport::Transport> makeTransport(const Options& options) {
     if (transport::verbsPortActive()) name = "verbs";
   }
   if (name == "self") return transport::makeSelfTransport();
+  if (name == "self_deferred") return transport::makeSelfTransport(/*deferred=*/true);
   if (name == "verbs") return transport::makeVerbsTransport();
   if (name == "ucx") {
     transport::UcxOptions u;
@@ -63,7 +64,7 @@ Context::Context(std::unique_ptr<bootstrap::Bootstrap> boot, const Options& opti
   rank_ = boot_->rank();
   size_ = boot_->size();
   transport_ = makeTransport(options);
-  if (transport_->name() == "self" && boot_->kind() != "inproc" && size_ > 1) {
+  if (transport_->name().starts_with("self") && boot_->kind() != "inproc" && size_ > 1) {
     throw Error(kErrArg, "transport self reaches only ranks in this process, but the job has " +
                              std::to_string(size_) + " processes");
   }

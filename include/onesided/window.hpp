@@ -204,6 +204,23 @@ class Window {
   template <bool kPut>
   void transfer(void* origin, std::int64_t ocount, const Datatype& otype, int target,
                 std::int64_t disp, std::int64_t tcount, const Datatype& ttype);
+  /// Completes every operation issued so far (at origin and target) and then the unpacks of
+  /// gets that went through the bounce buffer, which is free again afterwards.
+  void completeIssued();
+  /// Up to `want` bytes of the bounce buffer (at least 1); completes what is issued first when
+  /// it is full. `offset` receives the bytes' offset in the buffer.
+  std::byte* bounceSpace(std::size_t want, std::size_t& got, std::size_t& offset);
+
+  /// A get whose data arrives in the bounce buffer and is unpacked into the origin buffer once
+  /// complete: bytes [pos, pos + len) of the packed stream of (origin, count, type).
+  struct PendingUnpack {
+    std::size_t bounceOffset;
+    std::size_t len;
+    std::byte* origin;
+    std::size_t count;
+    Datatype::Ptr type;  // keeps a derived type alive until the unpack (MPI_Type_free may come)
+    std::size_t pos;
+  };
 
   Comm& comm_;
   Flavor flavor_;
@@ -215,6 +232,9 @@ class Window {
   std::unique_ptr<detail::SyncRegion> sync_;
   std::unique_ptr<transport::MemoryRegion> control_;  // this rank's control words
   std::vector<Target> targets_;
+  std::unique_ptr<transport::MemoryRegion> bounce_;  // registered, for packed transfers
+  std::size_t bounceUsed_ = 0;
+  std::vector<PendingUnpack> unpacks_;
   std::vector<int> dirty_;  // targets with operations not yet flushed
   std::vector<bool> isDirty_;
   std::size_t pendingOps_ = 0;

@@ -178,41 +178,4 @@ int MPI_Barrier(MPI_Comm comm) {
   return call("MPI_Barrier", On::comm(comm), [&] { capi::comm(comm).barrier(); });
 }
 
-int MPI_Type_size(MPI_Datatype datatype, int* size) {
-  return call("MPI_Type_size", On::none(), [&] {
-    const auto& t = capi::datatype(datatype);
-    capi::requireArg(size, "size");
-    *size =
-        t.size() > static_cast<std::size_t>(INT32_MAX) ? MPI_UNDEFINED : static_cast<int>(t.size());
-  });
-}
-
-int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size) {
-  return call("MPI_Type_size_x", On::none(), [&] {
-    const auto& t = capi::datatype(datatype);
-    capi::requireArg(size, "size");
-    *size = static_cast<MPI_Count>(t.size());
-  });
-}
-
-int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent) {
-  return call("MPI_Type_get_extent", On::none(), [&] {
-    const auto& t = capi::datatype(datatype);
-    capi::requireArg(lb, "lb");
-    capi::requireArg(extent, "extent");
-    *lb = t.lb();
-    *extent = t.extent();
-  });
-}
-
-int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent) {
-  return call("MPI_Type_get_extent_x", On::none(), [&] {
-    const auto& t = capi::datatype(datatype);
-    capi::requireArg(lb, "lb");
-    capi::requireArg(extent, "extent");
-    *lb = t.lb();
-    *extent = t.extent();
-  });
-}
-
 }  // extern "C"

@@ -39,6 +39,17 @@ void throwBadDatatype(MPI_Datatype type) {
   throw Error(MPI_ERR_TYPE, "invalid datatype handle " + std::to_string(type));
 }
 
+std::shared_ptr<Datatype>& derivedEntry(MPI_Datatype type) {
+  auto& types = state().types;
+  if (type >= kFirstDerivedType &&
+      static_cast<std::size_t>(type - kFirstDerivedType) < types.size()) {
+    auto& e = types[static_cast<std::size_t>(type - kFirstDerivedType)];
+    if (e) return e;
+    throw Error(MPI_ERR_TYPE, "datatype handle " + std::to_string(type) + " was freed");
+  }
+  throwBadDatatype(type);
+}
+
 void requireArg(const void* p, const char* what) {
   if (p == nullptr) throw Error(MPI_ERR_ARG, std::string(what) + " is NULL");
 }

@@ -43,7 +43,15 @@ struct State {
   std::array<CommEntry, 3> comms;                  // MPI_COMM_NULL, MPI_COMM_WORLD, MPI_COMM_SELF
   std::vector<std::unique_ptr<WinEntry>> wins{1};  // index = handle; [0] = MPI_WIN_NULL
   MPI_Errhandler preInitErrhandler = MPI_ERRORS_ARE_FATAL;
+  // Derived datatypes: handle kFirstDerivedType + i is types[i]; a freed handle's slot is null
+  // and never reused, so a stale handle is always MPI_ERR_TYPE, never another type. The types
+  // themselves are shared: a type built from this one, or a pending get, keeps it alive.
+  std::vector<std::shared_ptr<Datatype>> types;
+  std::unordered_map<int, std::string> predefinedNames;  // MPI_Type_set_name on predefined types
 };
+
+/// Handles of derived datatypes start here (predefined ones are below).
+constexpr MPI_Datatype kFirstDerivedType = 1024;
 
 /// The process's State, never destroyed: a program that exits without MPI_Finalize must not
 /// run transport teardown from a static destructor (it can wait on peers).
@@ -107,10 +115,13 @@ inline WinEntry& winEntry(MPI_Win win) {
   }
   throwBadWin(win);
 }
+/// A derived type's entry; throws MPI_ERR_TYPE naming the handle when it is not one (freed,
+/// garbage, or predefined).
+std::shared_ptr<Datatype>& derivedEntry(MPI_Datatype type);
 inline const Datatype& datatype(MPI_Datatype type) {
   if (const Datatype* d = Datatype::predefined(type); d != nullptr) [[likely]]
     return *d;
-  throwBadDatatype(type);
+  return *derivedEntry(type);
 }
 void requireArg(const void* p, const char* what);
 void checkErrhandler(MPI_Errhandler eh);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <vector>
 
 #include "onesided/errors.hpp"
 #include "transport/transport.hpp"
@@ -33,7 +34,13 @@ class SelfRegion final : public MemoryRegion {
 
 class SelfKey final : public RemoteKey {
  public:
-  [[nodiscard]] DirectSpan direct() const override { return {0, UINTPTR_MAX, 0}; }
+  explicit SelfKey(bool deferred) : deferred_(deferred) {}
+  [[nodiscard]] DirectSpan direct() const override {
+    return deferred_ ? DirectSpan{} : DirectSpan{0, UINTPTR_MAX, 0};
+  }
+
+ private:
+  bool deferred_;
 };
 
 template <class T>
@@ -51,27 +58,48 @@ T atomicOn(AtomicOp op, void* where, T operand, T compare) {
   return T{};
 }
 
+void copyPut(std::span<const Iov> src, std::uint64_t raddr) {
+  auto* dst = reinterpret_cast<std::byte*>(raddr);  // NOLINT(performance-no-int-to-ptr)
+  for (const auto& s : src) {
+    std::memcpy(dst, s.addr, s.len);
+    dst += s.len;
+  }
+}
+void copyGet(std::span<const Iov> dst, std::uint64_t raddr) {
+  const auto* src = reinterpret_cast<const std::byte*>(raddr);  // NOLINT
+  for (const auto& d : dst) {
+    std::memcpy(d.addr, src, d.len);
+    src += d.len;
+  }
+}
+
+/// "self_deferred" behaves like an RDMA NIC towards the core: no load / store path, and every
+/// put / get completes only at post() or flush(), so origin buffers are read and filled late.
+/// Tests run the transport path of windows (datatype walks, bounce buffers, deferred unpacks)
+/// with threads as ranks on it.
 class SelfEndpoint final : public Endpoint {
  public:
+  explicit SelfEndpoint(bool deferred) : deferred_(deferred) {}
   std::unique_ptr<RemoteKey> unpackRkey(std::span<const std::byte> /*packed*/) override {
-    return std::make_unique<SelfKey>();
+    return std::make_unique<SelfKey>(deferred_);
   }
   Issue put(std::span<const Iov> src, std::uint64_t raddr, const RemoteKey& /*key*/) override {
-    auto* dst = reinterpret_cast<std::byte*>(raddr);  // NOLINT(performance-no-int-to-ptr)
-    for (const auto& s : src) {
-      std::memcpy(dst, s.addr, s.len);
-      dst += s.len;
+    if (deferred_) {
+      queue_.push_back({true, {src.begin(), src.end()}, raddr});
+      return Issue::kPending;
     }
+    copyPut(src, raddr);
     return Issue::kDone;
   }
   Issue get(std::span<const Iov> dst, std::uint64_t raddr, const RemoteKey& /*key*/) override {
-    const auto* src = reinterpret_cast<const std::byte*>(raddr);  // NOLINT
-    for (const auto& d : dst) {
-      std::memcpy(d.addr, src, d.len);
-      src += d.len;
+    if (deferred_) {
+      queue_.push_back({false, {dst.begin(), dst.end()}, raddr});
+      return Issue::kPending;
     }
+    copyGet(dst, raddr);
     return Issue::kDone;
   }
+  void post() override { flush(); }
   void atomic(AtomicOp op, std::size_t bytes, std::uint64_t operand, std::uint64_t compare,
               void* result, std::uint64_t raddr, const RemoteKey& /*key*/) override {
     void* where = reinterpret_cast<void*>(raddr);  // NOLINT(performance-no-int-to-ptr)
@@ -87,15 +115,36 @@ class SelfEndpoint final : public Endpoint {
     }
   }
   // Copies are complete when put / get return; the fence's release / acquire flags order them.
-  void flush() override {}
+  void flush() override {
+    for (const auto& op : queue_) {
+      if (op.put) {
+        copyPut(op.local, op.raddr);
+      } else {
+        copyGet(op.local, op.raddr);
+      }
+    }
+    queue_.clear();
+  }
+
+ private:
+  struct Op {
+    bool put;
+    std::vector<Iov> local;
+    std::uint64_t raddr;
+  };
+  bool deferred_;
+  std::vector<Op> queue_;
 };
 
 class SelfTransport final : public Transport {
  public:
-  [[nodiscard]] std::string name() const override { return "self"; }
+  explicit SelfTransport(bool deferred) : deferred_(deferred) {}
+  [[nodiscard]] std::string name() const override { return deferred_ ? "self_deferred" : "self"; }
   [[nodiscard]] std::vector<std::byte> address() const override { return {}; }
   std::unique_ptr<Endpoint> connect(int /*peer*/, std::span<const std::byte> /*addr*/) override {
-    return std::make_unique<SelfEndpoint>();
+    auto ep = std::make_unique<SelfEndpoint>(deferred_);
+    endpoints_.push_back(ep.get());
+    return ep;
   }
   std::unique_ptr<MemoryRegion> registerMemory(void* base, std::size_t len, Placement placement,
                                                Access /*access*/) override {
@@ -107,16 +156,25 @@ class SelfTransport final : public Transport {
     }
     return std::make_unique<SelfRegion>(base, len, false);
   }
-  void flushAll() override {}
+  void flushAll() override {
+    for (auto* ep : endpoints_) ep->flush();
+  }
   unsigned progress() override { return 0; }
+
+ private:
+  bool deferred_;
+  // Endpoints live as long as the Context, which outlives every flushAll() call on this.
+  std::vector<SelfEndpoint*> endpoints_;
 };
 
 }  // namespace
 
-std::unique_ptr<Transport> makeSelfTransport() { return std::make_unique<SelfTransport>(); }
+std::unique_ptr<Transport> makeSelfTransport(bool deferred) {
+  return std::make_unique<SelfTransport>(deferred);
+}
 
 std::vector<std::string> availableTransports() {
-  std::vector<std::string> t{"self"};
+  std::vector<std::string> t{"self", "self_deferred"};
 #ifdef ONESIDED_HAVE_UCX
   t.emplace_back("ucx");
 #endif

@@ -119,8 +119,10 @@ struct UcxOptions {
 /// Transports built into this library, for ONESIDED_TRANSPORT and tests.
 std::vector<std::string> availableTransports();
 /// The in-process transport: every rank lives in this address space (threads as ranks, or a
-/// singleton). Peers' memory is reached by memcpy.
-std::unique_ptr<Transport> makeSelfTransport();
+/// singleton). Peers' memory is reached by memcpy. `deferred` ("self_deferred"): no load / store
+/// path, and operations complete only at post() / flush(), as on an RDMA NIC (for tests of the
+/// transport path with threads as ranks).
+std::unique_ptr<Transport> makeSelfTransport(bool deferred = false);
 /// UCX (ucp RMA + AMO); throws onesided::Error when UCX is not built in or fails to start.
 std::unique_ptr<Transport> makeUcxTransport(const UcxOptions& options);
 /// libibverbs + librdmacm; throws onesided::Error when not built in or no port is usable.

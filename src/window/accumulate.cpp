@@ -20,6 +20,7 @@
 #include <mpi.h>
 
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,19 +37,15 @@ std::string str(std::int64_t v) { return std::to_string(v); }
 /// The one basic type every element of `t` is made of, or 0. Predefined types are their own
 /// element (the pair types of MAXLOC / MINLOC included).
 int elementKind(const Datatype& t) {
-  if (Datatype::predefined(t.id()) == &t) return t.id();
-  const auto& sig = t.signature();
-  if (sig.empty()) return 0;
-  for (const auto& run : sig) {
-    if (run.kind != sig.front().kind) return 0;
-  }
-  return sig.front().kind;
+  if (t.isPredefined()) return t.id();
+  return t.homogeneousKind();
 }
 
-/// `bytes` contiguous bytes as one element: the packed side of a walk.
-Datatype packedBytes(std::size_t bytes) {
-  return {
-      0, "packed", bytes, static_cast<std::ptrdiff_t>(bytes), {{0, bytes}}, {{MPI_BYTE, bytes}}};
+/// `bytes` contiguous bytes as one committed element: the packed side of a walk.
+std::shared_ptr<Datatype> packedBytes(std::size_t bytes) {
+  auto t = Datatype::contiguous(static_cast<std::int64_t>(bytes), *Datatype::predefined(MPI_BYTE));
+  t->commit();
+  return t;
 }
 
 std::uint64_t load64(const std::byte* p) {
@@ -169,7 +166,8 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
   }
   const std::size_t elem = packedSize(kind);
   const std::size_t n = bytes / elem;
-  const Datatype packed = packedBytes(bytes);
+  const auto packedType = packedBytes(bytes);
+  const Datatype& packed = *packedType;
 
   // Origin values, packed in signature order.
   // (Scratch buffers live in the window: a fresh megabyte per call would cost more in page

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include "datatype/loop.hpp"
 #include "onesided/datatype.hpp"
 #include "onesided/errors.hpp"
 
@@ -50,15 +51,20 @@ TEST(Datatype, PairTypesHaveTheirStructLayout) {
   EXPECT_EQ(d->size(), sizeof(double) + sizeof(int));
   EXPECT_EQ(d->extent(), static_cast<std::ptrdiff_t>(sizeof(DI)));
   EXPECT_FALSE(d->contiguous());
-  EXPECT_EQ(d->trueUb(3), static_cast<std::ptrdiff_t>(2 * sizeof(DI) + offsetof(DI, i) + 4));
+  std::int64_t lo = -1;
+  std::int64_t hi = -1;
+  ASSERT_TRUE(d->footprint(3, lo, hi));
+  EXPECT_EQ(lo, 0);
+  EXPECT_EQ(hi, static_cast<std::int64_t>(2 * sizeof(DI) + offsetof(DI, i) + 4));
   struct SI {
     short s;
     int i;
   };
   const Datatype* s = Datatype::predefined(MPI_SHORT_INT);
   EXPECT_EQ(s->extent(), static_cast<std::ptrdiff_t>(sizeof(SI)));
-  ASSERT_EQ(s->blocks().size(), 2U);
-  EXPECT_EQ(s->blocks()[1].offset, static_cast<std::ptrdiff_t>(offsetof(SI, i)));
+  auto segs = detail::segments(*s, 1);
+  ASSERT_EQ(segs.size(), 2U);
+  EXPECT_EQ(segs[1].offset, static_cast<std::ptrdiff_t>(offsetof(SI, i)));
 }
 
 TEST(Datatype, SignatureMatching) {
