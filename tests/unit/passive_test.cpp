@@ -372,6 +372,60 @@ TEST_P(Passive, GetAccumulateReturnsOldValues) {
   });
 }
 
+// Accumulate with derived types on both sides (ARMCI-MPI's strided accumulate): every rank adds
+// a column of its contiguous origin into column `rank` of an 8 x 8 matrix of doubles on every
+// target, and gets the old column back through a vector type with another stride.
+TEST_P(Passive, AccumulateDerivedTypes) {
+  auto [transport, n] = GetParam();
+  if (!transportAvailable(transport)) GTEST_SKIP() << transport << " not built";
+  spawn(n, transport, [&, n = n](Context& ctx) {
+    constexpr int kDim = 8;
+    auto win = Window::allocate(ctx.world(), kDim * kDim * sizeof(double), sizeof(double));
+    auto* m = static_cast<double*>(win->base());
+    for (int i = 0; i < kDim * kDim; ++i) m[i] = i;
+    auto column = Datatype::vector(kDim, 1, kDim, type(MPI_DOUBLE));  // one column
+    column->commit();
+    auto every2 = Datatype::vector(kDim, 1, 2, type(MPI_DOUBLE));  // every other double
+    every2->commit();
+    ctx.world().barrier();
+    win->lockAll();
+    const int col = ctx.rank() % kDim;
+    std::vector<double> add(kDim);
+    for (int i = 0; i < kDim; ++i) add[i] = 100.0 * (ctx.rank() + 1) + i;
+    for (int t = 0; t < n; ++t) {
+      win->accumulate(add.data(), kDim, type(MPI_DOUBLE), t, col, 1, *column, Op::kSum);
+    }
+    win->flushAll();
+    win->unlockAll();
+    ctx.world().barrier();
+    for (int r = 0; r < kDim; ++r) {
+      for (int c = 0; c < kDim; ++c) {
+        double want = r * kDim + c;
+        for (int o = 0; o < n; ++o) {
+          if (o % kDim == c) want += 100.0 * (o + 1) + r;
+        }
+        ASSERT_EQ(m[r * kDim + c], want) << "row " << r << " column " << c;
+      }
+    }
+    ctx.world().barrier();
+    // Get_accumulate (REPLACE) of column 0 into every other double of the result.
+    win->lock(LockType::kExclusive, 0);
+    std::vector<double> old(2 * kDim, -1);
+    std::vector<double> zeros(kDim, 0.0);
+    win->getAccumulate(zeros.data(), kDim, type(MPI_DOUBLE), old.data(), 1, *every2, 0, 0, 1,
+                       *column, Op::kReplace);
+    win->unlock(0);
+    if (n == 1) {
+      for (int r = 0; r < kDim; ++r) {
+        EXPECT_EQ(old[2 * r], r * kDim + 100.0 + r) << "row " << r;
+        EXPECT_EQ(old[2 * r + 1], -1) << "the hole between the result's elements was written";
+      }
+    }
+    ctx.world().barrier();
+    win->free();
+  });
+}
+
 // Synchronisation and argument errors: the right class, nothing changed.
 TEST_P(Passive, ErrorsAreClassifiedAndTouchNothing) {
   auto [transport, n] = GetParam();
