@@ -190,6 +190,8 @@ class Window {
   std::uint64_t control(int target, int word, int op, std::uint64_t operand,
                         std::uint64_t compare = 0);
   void requireLive() const;
+  /// Throws kErrRank unless `target` is in the group or MPI_PROC_NULL.
+  void checkRank(int target) const;
   /// The passive-target checks shared by lock and lock_all.
   void checkLockable(const char* call, int assertion);
   void acquire(LockType type, int target);

@@ -40,6 +40,14 @@ void Window::requireLive() const {
   if (freed_) throw Error(kErrWin, "window was freed");
 }
 
+void Window::checkRank(int target) const {
+  const int p = comm_.size();
+  if (target != kProcNull && (target < 0 || target >= p)) {
+    throw Error(kErrRank, "target rank " + str(target) + " is not in the window's group (size " +
+                              str(p) + ")");
+  }
+}
+
 std::uint64_t Window::control(int target, int word, int op, std::uint64_t operand,
                               std::uint64_t compare) {
   Target& t = targets_[static_cast<std::size_t>(target)];
@@ -123,11 +131,7 @@ void Window::lock(LockType type, int target, int assertion) {
     throw Error(kErrLocktype, "lock type " + str(static_cast<int>(type)) +
                                   " is neither MPI_LOCK_SHARED nor MPI_LOCK_EXCLUSIVE");
   }
-  const int p = comm_.size();
-  if (target != kProcNull && (target < 0 || target >= p)) {
-    throw Error(kErrRank, "target rank " + str(target) + " is not in the window's group (size " +
-                              str(p) + ")");
-  }
+  checkRank(target);
   if (target == kProcNull) {
     ++procNullLocks_;
   } else {
@@ -148,11 +152,7 @@ void Window::lock(LockType type, int target, int assertion) {
 
 void Window::unlock(int target) {
   requireLive();
-  const int p = comm_.size();
-  if (target != kProcNull && (target < 0 || target >= p)) {
-    throw Error(kErrRank, "target rank " + str(target) + " is not in the window's group (size " +
-                              str(p) + ")");
-  }
+  checkRank(target);
   if (target == kProcNull) {
     if (procNullLocks_ == 0) {
       throw Error(kErrRmaSync, "MPI_PROC_NULL is not locked (no matching MPI_Win_lock)");
@@ -216,11 +216,7 @@ void Window::unlockAll() {
 
 void Window::flush(int target) {
   requireLive();
-  const int p = comm_.size();
-  if (target != kProcNull && (target < 0 || target >= p)) {
-    throw Error(kErrRank, "target rank " + str(target) + " is not in the window's group (size " +
-                              str(p) + ")");
-  }
+  checkRank(target);
   if (epoch_ != Epoch::kPassive || (lockAll_ == kLockNone && target != kProcNull &&
                                     targets_[static_cast<std::size_t>(target)].lock == kLockNone)) {
     throw Error(kErrRmaSync, "flush of rank " + str(target) +
