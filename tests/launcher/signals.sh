@@ -14,6 +14,9 @@ check() {  # check NAME CONDITION-EXIT-CODE
 # it), so other jobs running the same program do not count.
 marker="signals-test-$$-$RANDOM"
 leftover() { sleep 0.3; pgrep -f -- "$marker" >/dev/null && return 1 || return 0; }
+# "Promptly, not hung": a generous bound, scaled like expect_fail.sh's on slow machines (the
+# soft-RoCE VM under TCG sets ONESIDED_TEST_TIME_SCALE=4). Timing is not what this tests.
+limit_ms=$((5000 * ${ONESIDED_TEST_TIME_SCALE:-1}))
 
 for sig in INT TERM HUP; do
   "$run" -n 3 "$prog" hang "$marker" 2>"/tmp/onesided-signals.$$" &
@@ -25,7 +28,7 @@ for sig in INT TERM HUP; do
   status=$?
   ms=$((($(date +%s%N) - start) / 1000000))
   num=$(kill -l "$sig")
-  [ "$status" -eq $((128 + num)) ] && [ "$ms" -lt 1000 ]
+  [ "$status" -eq $((128 + num)) ] && [ "$ms" -lt "$limit_ms" ]
   check "SIG$sig forwarded: exit $status after $ms ms" $?
   grep -q "stopping 3 ranks" "/tmp/onesided-signals.$$"
   check "SIG$sig reported" $?
