@@ -66,7 +66,7 @@ void Window::retryPause(unsigned attempt) {
   if (attempt < 4) {
     std::this_thread::yield();
   } else {
-    std::this_thread::sleep_for(std::chrono::microseconds(std::min(1U << (attempt - 4), 256U)));
+    std::this_thread::sleep_for(std::chrono::microseconds(1U << std::min(attempt - 4, 8U)));
   }
 }
 
