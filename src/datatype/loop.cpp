@@ -200,6 +200,22 @@ std::shared_ptr<const Loop> makeBlocks(const std::vector<BlockSpec>& specs) {
   return l;
 }
 
+bool asStrided(const Datatype& t, std::size_t count, Strided& out) {
+  const Loop* root = t.loop();
+  if (root == nullptr || count == 0 || root->size == 0 || !root->isByteVector()) return false;
+  const std::ptrdiff_t extent = t.extent();
+  if (root->isRun() && (count == 1 || extent == static_cast<std::ptrdiff_t>(root->blocklen))) {
+    out = {root->offset, root->blocklen * count, 0, 1};
+  } else if (root->isRun()) {
+    out = {root->offset, root->blocklen, extent, count};
+  } else if (count == 1 || extent == static_cast<std::ptrdiff_t>(root->count) * root->stride) {
+    out = {root->offset, root->blocklen, root->stride, root->count * count};
+  } else {
+    return false;
+  }
+  return true;
+}
+
 // ---- Cursor ---------------------------------------------------------------------------------
 
 Cursor::Cursor(const Datatype& t, std::size_t count) {

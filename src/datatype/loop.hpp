@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -72,6 +73,35 @@ struct BlockSpec {
   std::ptrdiff_t extent;
 };
 std::shared_ptr<const Loop> makeBlocks(const std::vector<BlockSpec>& specs);
+
+/// The whole stream of `count` elements of a committed type as one strided descriptor, when it
+/// is one: `count` runs of `blocklen` bytes, the first at `offset`, each `stride` after the
+/// previous (a contiguous stream is count 1). The fast paths of transfers and pack use it.
+struct Strided {
+  std::ptrdiff_t offset = 0;
+  std::size_t blocklen = 0;
+  std::ptrdiff_t stride = 0;
+  std::size_t count = 0;
+};
+bool asStrided(const Datatype& t, std::size_t count, Strided& out);
+
+/// memcpy of one run, with the element sizes (4, 8, 16 bytes) inline: strided layouts copy
+/// millions of small runs, where a library call per run would dominate.
+inline void copyRun(std::byte* dst, const std::byte* src, std::size_t n) {
+  switch (n) {
+    case 4:
+      std::memcpy(dst, src, 4);
+      return;
+    case 8:
+      std::memcpy(dst, src, 8);
+      return;
+    case 16:
+      std::memcpy(dst, src, 16);
+      return;
+    default:
+      std::memcpy(dst, src, n);
+  }
+}
 
 /// Walks `count` elements of a committed type, element after element, yielding contiguous
 /// segments (offset relative to the buffer, length) of the packed stream in order. Cheap to

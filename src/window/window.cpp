@@ -45,6 +45,32 @@ void forEachPiece(std::byte* origin, std::size_t ocount, const Datatype& otype,
     if (n != 0) fn(origin, toffset, n);
     return;
   }
+  // Both sides one strided descriptor (vectors, faces of arrays, a contiguous side): a plain
+  // loop, a few instructions per block instead of two cursor steps.
+  detail::Strided os;
+  detail::Strided ts;
+  if (detail::asStrided(otype, ocount, os) && detail::asStrided(ttype, tcount, ts)) {
+    const auto tbase = static_cast<std::int64_t>(toffset) + ts.offset;
+    if (os.count == 1) {  // one origin run: target blocks take consecutive origin bytes
+      const auto step = static_cast<std::ptrdiff_t>(ts.blocklen);
+      for (std::size_t i = 0; i < ts.count; ++i) {
+        const auto k = static_cast<std::ptrdiff_t>(i);
+        fn(at(origin, os.offset + k * step), static_cast<std::uint64_t>(tbase + k * ts.stride),
+           ts.blocklen);
+      }
+      return;
+    }
+    if (ts.count == 1 || os.blocklen == ts.blocklen) {
+      const std::ptrdiff_t tstep =
+          ts.count == 1 ? static_cast<std::ptrdiff_t>(os.blocklen) : ts.stride;
+      for (std::size_t i = 0; i < os.count; ++i) {
+        const auto k = static_cast<std::ptrdiff_t>(i);
+        fn(at(origin, os.offset + k * os.stride), static_cast<std::uint64_t>(tbase + k * tstep),
+           os.blocklen);
+      }
+      return;
+    }
+  }
   detail::Cursor oc(otype, ocount);
   detail::Cursor tc(ttype, tcount);
   Datatype::Segment o{0, 0};
@@ -369,6 +395,38 @@ inline void moveBytes(std::byte* dst, const std::byte* src, std::size_t n) {
   }
 }
 
+template <std::size_t kN>
+void stridedMoveN(std::byte* dst, std::ptrdiff_t ds, const std::byte* src, std::ptrdiff_t ss,
+                  std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    std::byte v[kN];
+    std::memcpy(v, src, kN);
+    std::memcpy(dst, v, kN);
+    dst += ds;
+    src += ss;
+  }
+}
+
+/// `count` blocks of n bytes, src + i * ss to dst + i * ds. Each block is loaded before it is
+/// stored (a self put may overlap its origin, block by block as memmove would).
+inline void stridedMove(std::byte* dst, std::ptrdiff_t ds, const std::byte* src, std::ptrdiff_t ss,
+                        std::size_t count, std::size_t n) {
+  switch (n) {
+    case 4:
+      return stridedMoveN<4>(dst, ds, src, ss, count);
+    case 8:
+      return stridedMoveN<8>(dst, ds, src, ss, count);
+    case 16:
+      return stridedMoveN<16>(dst, ds, src, ss, count);
+    default:
+      for (std::size_t i = 0; i < count; ++i) {
+        std::memmove(dst, src, n);
+        dst += ds;
+        src += ss;
+      }
+  }
+}
+
 }  // namespace
 
 template <bool kPut>
@@ -385,6 +443,21 @@ void Window::transfer(void* origin, std::int64_t ocount, const Datatype& otype, 
   auto* o = static_cast<std::byte*>(origin);
   if (t.directLo == 0 && t.directHi == t.size) {
     // Load / store path (same process or a shared-memory window): done when the copy is.
+    // Strided on both sides with equal blocks: a copy loop with the block size fixed.
+    detail::Strided os;
+    detail::Strided ts;
+    if (detail::asStrided(otype, static_cast<std::size_t>(ocount), os) &&
+        detail::asStrided(ttype, static_cast<std::size_t>(tcount), ts) &&
+        os.blocklen == ts.blocklen && os.count > 1) {
+      std::byte* tp = t.direct + static_cast<std::int64_t>(offset) + ts.offset;
+      std::byte* op = at(o, os.offset);
+      if constexpr (kPut) {
+        stridedMove(tp, ts.stride, op, os.stride, os.count, os.blocklen);
+      } else {
+        stridedMove(op, os.stride, tp, ts.stride, os.count, os.blocklen);
+      }
+      return;
+    }
     // memmove: a self put may overlap its own origin buffer.
     forEachPiece(o, static_cast<std::size_t>(ocount), otype, offset,
                  static_cast<std::size_t>(tcount), ttype,
