@@ -474,11 +474,18 @@ void Window::transfer(void* origin, std::int64_t ocount, const Datatype& otype, 
   // whole pages of a create window shared by an on-node peer).
   auto& ep = comm_.context().endpoint(comm_.worldRank(target));
   bool pending = false;
-  auto viaTransport = [&](std::byte* op, std::uint64_t toff, std::size_t n) {
-    if (n == 0) return;
-    transport::Iov iov{op, n};
+  // Pieces through the transport are batched: one putv / getv per up to kBatch pieces, which
+  // transports that can move many pieces in one call (UCX's cross-memory attach) turn into
+  // one system call instead of one per piece.
+  constexpr std::size_t kBatch = 1024;
+  batchIov_.clear();
+  batchAddr_.clear();
+  auto flushBatch = [&] {
+    if (batchIov_.empty()) return;
     auto issue =
-        kPut ? ep.put({&iov, 1}, t.base + toff, *t.key) : ep.get({&iov, 1}, t.base + toff, *t.key);
+        kPut ? ep.putv(batchIov_, batchAddr_, *t.key) : ep.getv(batchIov_, batchAddr_, *t.key);
+    batchIov_.clear();
+    batchAddr_.clear();
     if (issue == transport::Issue::kPending && !pending) {
       pending = true;
       // Operations complete in the call (cross-memory attach) need no flush at the fence.
@@ -487,6 +494,12 @@ void Window::transfer(void* origin, std::int64_t ocount, const Datatype& otype, 
         dirty_.push_back(target);
       }
     }
+  };
+  auto viaTransport = [&](std::byte* op, std::uint64_t toff, std::size_t n) {
+    if (n == 0) return;
+    batchIov_.push_back({op, n});
+    batchAddr_.push_back(t.base + toff);
+    if (batchIov_.size() == kBatch) flushBatch();
   };
   auto piece = [&](std::byte* op, std::uint64_t toff, std::size_t n) {
     const std::uint64_t end = toff + n;
@@ -506,6 +519,7 @@ void Window::transfer(void* origin, std::int64_t ocount, const Datatype& otype, 
   const auto tn = static_cast<std::size_t>(tcount);
   if (!packOrigin(on, otype, tn, ttype)) {
     forEachPiece(o, on, otype, offset, tn, ttype, piece);
+    flushBatch();
     return;
   }
   // Packed: the origin side is the bounce buffer, chunk by chunk; the target side is walked
@@ -531,6 +545,7 @@ void Window::transfer(void* origin, std::int64_t ocount, const Datatype& otype, 
       tc.next(got - k, s);
       piece(buf + k, offset + static_cast<std::uint64_t>(s.offset), s.len);
     }
+    flushBatch();
     if constexpr (!kPut) {
       if (pending) {
         unpacks_.push_back({boff, got, o, on, otype.hold(), done});
