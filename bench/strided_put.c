@@ -9,6 +9,8 @@
  *             (faces: N = sqrt(n), so the face holds the payload)
  * Methods, for each pattern:
  *   derived   MPI_Put(buf, 1, type, 1, 0, 1, type): the datatype on both sides
+ *   origin    MPI_Put(buf, 1, type, 1, 0, n, MPI_DOUBLE): the datatype on the origin side only,
+ *             the target contiguous (the same result as pack)
  *   pack      pack the origin by hand into a contiguous buffer, then one contiguous put (the
  *             target then holds the packed bytes: the usual hand-made alternative)
  *   contig    the same bytes contiguous on both sides (the bound)
@@ -38,8 +40,8 @@
   } while (0)
 
 enum { kOps = 64 };
-enum method { kDerived, kPack, kContig, kNumMethods };
-static const char* const kMethodNames[kNumMethods] = {"derived", "pack", "contig"};
+enum method { kDerived, kOrigin, kPack, kContig, kNumMethods };
+static const char* const kMethodNames[kNumMethods] = {"derived", "origin", "pack", "contig"};
 
 struct pattern {
   char name[32];
@@ -159,6 +161,8 @@ int main(int argc, char** argv) {
               for (int k = 0; k < kOps; ++k) {
                 if (m == kDerived) {
                   CHECK(MPI_Put(buf, 1, p->type, 1, 0, 1, p->type, win));
+                } else if (m == kOrigin) {
+                  CHECK(MPI_Put(buf, 1, p->type, 1, 0, (int)p->n, MPI_DOUBLE, win));
                 } else if (m == kPack) {
                   for (size_t j = 0; j < p->n; ++j) packed[j] = buf[p->offs[j]];
                   CHECK(MPI_Put(packed, (int)p->n, MPI_DOUBLE, 1, 0, (int)p->n, MPI_DOUBLE, win));

@@ -71,6 +71,25 @@ void forEachPiece(std::byte* origin, std::size_t ocount, const Datatype& otype,
       return;
     }
   }
+  // One side a single run: walk only the other side.
+  const bool oRun = detail::asStrided(otype, ocount, os) && os.count == 1;
+  const bool tRun = detail::asStrided(ttype, tcount, ts) && ts.count == 1;
+  if (oRun || tRun) {
+    detail::Cursor c(oRun ? ttype : otype, oRun ? tcount : ocount);
+    Datatype::Segment s{0, 0};
+    std::size_t done = 0;
+    while (c.next(SIZE_MAX, s)) {
+      const auto d = static_cast<std::ptrdiff_t>(done);
+      if (oRun) {
+        fn(at(origin, os.offset + d), toffset + static_cast<std::uint64_t>(s.offset), s.len);
+      } else {
+        fn(at(origin, s.offset),
+           static_cast<std::uint64_t>(static_cast<std::int64_t>(toffset) + ts.offset + d), s.len);
+      }
+      done += s.len;
+    }
+    return;
+  }
   detail::Cursor oc(otype, ocount);
   detail::Cursor tc(ttype, tcount);
   Datatype::Segment o{0, 0};
