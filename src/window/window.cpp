@@ -462,20 +462,28 @@ void Window::transfer(void* origin, std::int64_t ocount, const Datatype& otype, 
   auto* o = static_cast<std::byte*>(origin);
   if (t.directLo == 0 && t.directHi == t.size) {
     // Load / store path (same process or a shared-memory window): done when the copy is.
-    // Strided on both sides with equal blocks: a copy loop with the block size fixed.
+    // Strided on both sides with equal blocks, or strided on one side and contiguous on the
+    // other: a copy loop with the block size fixed.
     detail::Strided os;
     detail::Strided ts;
     if (detail::asStrided(otype, static_cast<std::size_t>(ocount), os) &&
         detail::asStrided(ttype, static_cast<std::size_t>(tcount), ts) &&
-        os.blocklen == ts.blocklen && os.count > 1) {
-      std::byte* tp = t.direct + static_cast<std::int64_t>(offset) + ts.offset;
-      std::byte* op = at(o, os.offset);
-      if constexpr (kPut) {
-        stridedMove(tp, ts.stride, op, os.stride, os.count, os.blocklen);
-      } else {
-        stridedMove(op, os.stride, tp, ts.stride, os.count, os.blocklen);
+        (os.count > 1 || ts.count > 1)) {
+      // A contiguous side steps by the other side's block.
+      if (os.count == 1)
+        os = {os.offset, ts.blocklen, static_cast<std::ptrdiff_t>(ts.blocklen), ts.count};
+      if (ts.count == 1)
+        ts = {ts.offset, os.blocklen, static_cast<std::ptrdiff_t>(os.blocklen), os.count};
+      if (os.blocklen == ts.blocklen) {
+        std::byte* tp = t.direct + static_cast<std::int64_t>(offset) + ts.offset;
+        std::byte* op = at(o, os.offset);
+        if constexpr (kPut) {
+          stridedMove(tp, ts.stride, op, os.stride, os.count, os.blocklen);
+        } else {
+          stridedMove(op, os.stride, tp, ts.stride, os.count, os.blocklen);
+        }
+        return;
       }
-      return;
     }
     // memmove: a self put may overlap its own origin buffer.
     forEachPiece(o, static_cast<std::size_t>(ocount), otype, offset,
