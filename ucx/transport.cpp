@@ -11,6 +11,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <fstream>
@@ -249,6 +250,56 @@ class UcxKey final : public RemoteKey {
     }
     return true;
   }
+  /// Many pieces in one process_vm_writev / readv per IOV_MAX (a strided transfer of 8-byte
+  /// blocks would otherwise cost one system call per block). False when cross-memory attach is
+  /// not available (nothing moved); a piece the kernel moved only in part is finished by cma().
+  template <bool kWrite>
+  bool cmaV(std::span<const Iov> local, std::span<const std::uint64_t> raddr, int peer) const {
+    if (pid_ == 0 || cmaRefused_) return false;
+    constexpr std::size_t kMax = 1024;  // IOV_MAX on Linux
+    std::array<iovec, kMax> l{};
+    std::array<iovec, kMax> r{};
+    for (std::size_t first = 0; first < local.size(); first += kMax) {
+      const std::size_t n = std::min(kMax, local.size() - first);
+      std::size_t total = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        l[i] = {local[first + i].addr, local[first + i].len};
+        r[i] = {reinterpret_cast<void*>(raddr[first + i]), local[first + i].len};  // NOLINT
+        total += local[first + i].len;
+      }
+      ssize_t done = kWrite ? process_vm_writev(pid_, l.data(), n, r.data(), n, 0)
+                            : process_vm_readv(pid_, l.data(), n, r.data(), n, 0);
+      if (done < 0) {
+        if (first == 0 && (errno == EPERM || errno == ENOSYS || errno == EACCES)) {
+          log::ucx().debug("cross-memory attach to peer {} refused ({}), using ucx", peer,
+                           std::strerror(errno));
+          cmaRefused_ = true;
+          return false;
+        }
+        if (errno != EINTR && errno != EPERM && errno != ENOSYS && errno != EACCES) {
+          throw Error(kErrOther, std::string("ucx: ") + (kWrite ? "put" : "get") + " to peer " +
+                                     std::to_string(peer) + " (pid " + std::to_string(pid_) +
+                                     ") failed: " + std::strerror(errno));
+        }
+        done = 0;  // retried, or refused, piece by piece below
+      }
+      if (static_cast<std::size_t>(done) == total) continue;
+      // The rest piece by piece (cma() retries, reports refusal and errors).
+      auto left = static_cast<std::size_t>(done);
+      for (std::size_t i = first; i < first + n; ++i) {
+        const std::size_t skip = std::min(left, local[i].len);
+        left -= skip;
+        if (skip == local[i].len) continue;
+        Iov rest{static_cast<std::byte*>(local[i].addr) + skip, local[i].len - skip};
+        if (!cma<kWrite>(rest, raddr[i] + skip, peer)) {
+          throw Error(kErrOther, std::string("ucx: cross-memory attach to peer ") +
+                                     std::to_string(peer) + " was refused in the middle of a " +
+                                     (kWrite ? "put" : "get"));
+        }
+      }
+    }
+    return true;
+  }
 
  private:
   ucp_rkey_h rkey_ = nullptr;
@@ -300,6 +351,18 @@ class UcxEndpoint final : public Endpoint {
 
   Issue get(std::span<const Iov> dst, std::uint64_t raddr, const RemoteKey& key) override {
     return rma<false>(dst, raddr, static_cast<const UcxKey&>(key));
+  }
+
+  Issue putv(std::span<const Iov> local, std::span<const std::uint64_t> raddr,
+             const RemoteKey& key) override {
+    if (static_cast<const UcxKey&>(key).cmaV<true>(local, raddr, peer_)) return Issue::kDone;
+    return Endpoint::putv(local, raddr, key);
+  }
+
+  Issue getv(std::span<const Iov> local, std::span<const std::uint64_t> raddr,
+             const RemoteKey& key) override {
+    if (static_cast<const UcxKey&>(key).cmaV<false>(local, raddr, peer_)) return Issue::kDone;
+    return Endpoint::getv(local, raddr, key);
   }
 
   void atomic(AtomicOp op, std::size_t bytes, std::uint64_t operand, std::uint64_t compare,

@@ -19,6 +19,7 @@ class Comm;
 namespace transport {
 class MemoryRegion;
 class RemoteKey;
+struct Iov;
 }  // namespace transport
 namespace detail {
 class SyncRegion;
@@ -237,6 +238,8 @@ class Window {
   std::unique_ptr<transport::MemoryRegion> bounce_;  // registered, for packed transfers
   std::size_t bounceUsed_ = 0;
   std::vector<PendingUnpack> unpacks_;
+  std::vector<transport::Iov> batchIov_;  // pieces of one transfer, issued together
+  std::vector<std::uint64_t> batchAddr_;
   std::vector<int> dirty_;  // targets with operations not yet flushed
   std::vector<bool> isDirty_;
   std::size_t pendingOps_ = 0;

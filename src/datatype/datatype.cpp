@@ -994,10 +994,21 @@ void pack(const void* in, std::size_t count, const Datatype& t, std::byte* out,
     if (bytes != 0) std::memcpy(out, src, bytes);
     return;
   }
-  detail::Cursor c(t, count);
-  Datatype::Segment s{};
   // uintptr arithmetic: `in` may be MPI_BOTTOM with absolute displacements in the type.
   const auto base = reinterpret_cast<std::uintptr_t>(src);
+  detail::Strided st;
+  if (detail::asStrided(t, count, st)) {
+    for (std::size_t i = 0; i < st.count; ++i) {
+      const auto off = st.offset + static_cast<std::ptrdiff_t>(i) * st.stride;
+      detail::copyRun(out,
+                      reinterpret_cast<const std::byte*>(base + static_cast<std::uintptr_t>(off)),
+                      st.blocklen);
+      out += st.blocklen;
+    }
+    return;
+  }
+  detail::Cursor c(t, count);
+  Datatype::Segment s{};
   while (c.next(SIZE_MAX, s)) {
     std::memcpy(out,
                 reinterpret_cast<const std::byte*>(base + static_cast<std::uintptr_t>(s.offset)),
@@ -1019,9 +1030,19 @@ void unpack(const std::byte* in, std::size_t inLen, void* out, std::size_t count
     if (bytes != 0) std::memcpy(dst, in, bytes);
     return;
   }
+  const auto base = reinterpret_cast<std::uintptr_t>(dst);
+  detail::Strided st;
+  if (detail::asStrided(t, count, st)) {
+    for (std::size_t i = 0; i < st.count; ++i) {
+      const auto off = st.offset + static_cast<std::ptrdiff_t>(i) * st.stride;
+      detail::copyRun(reinterpret_cast<std::byte*>(base + static_cast<std::uintptr_t>(off)), in,
+                      st.blocklen);
+      in += st.blocklen;
+    }
+    return;
+  }
   detail::Cursor c(t, count);
   Datatype::Segment s{};
-  const auto base = reinterpret_cast<std::uintptr_t>(dst);
   while (c.next(SIZE_MAX, s)) {
     std::memcpy(reinterpret_cast<std::byte*>(base + static_cast<std::uintptr_t>(s.offset)), in,
                 s.len);

@@ -200,6 +200,22 @@ std::shared_ptr<const Loop> makeBlocks(const std::vector<BlockSpec>& specs) {
   return l;
 }
 
+bool asStrided(const Datatype& t, std::size_t count, Strided& out) {
+  const Loop* root = t.loop();
+  if (root == nullptr || count == 0 || root->size == 0 || !root->isByteVector()) return false;
+  const std::ptrdiff_t extent = t.extent();
+  if (root->isRun() && (count == 1 || extent == static_cast<std::ptrdiff_t>(root->blocklen))) {
+    out = {root->offset, root->blocklen * count, 0, 1};
+  } else if (root->isRun()) {
+    out = {root->offset, root->blocklen, extent, count};
+  } else if (count == 1 || extent == static_cast<std::ptrdiff_t>(root->count) * root->stride) {
+    out = {root->offset, root->blocklen, root->stride, root->count * count};
+  } else {
+    return false;
+  }
+  return true;
+}
+
 // ---- Cursor ---------------------------------------------------------------------------------
 
 Cursor::Cursor(const Datatype& t, std::size_t count) {
@@ -238,49 +254,6 @@ Cursor::Cursor(const Datatype& t, std::size_t count) {
 }
 
 Cursor::~Cursor() = default;
-
-bool Cursor::fetch() {
-  while (depth_ > 0) {
-    Frame& f = frames_[depth_ - 1];
-    const Loop& n = *f.n;
-    if (n.kind == Loop::kVector) {
-      if (f.i == n.count) {
-        --depth_;
-        continue;
-      }
-      const std::ptrdiff_t at = f.base + n.offset + static_cast<std::ptrdiff_t>(f.i) * n.stride;
-      ++f.i;
-      if (!n.child) {
-        runOff_ = at;
-        runLeft_ = n.blocklen;
-        return true;
-      }
-      push(n.child.get(), at);
-      continue;
-    }
-    const auto& blocks = *n.blocks;
-    if (f.i == blocks.size()) {
-      --depth_;
-      continue;
-    }
-    const Loop::Block& b = blocks[f.i];
-    if (b.child < 0) {
-      runOff_ = f.base + n.offset + b.offset;
-      runLeft_ = b.n;
-      ++f.i;
-      return true;
-    }
-    const Loop::Child& c = n.children[static_cast<std::size_t>(b.child)];
-    const std::ptrdiff_t at =
-        f.base + n.offset + b.offset + static_cast<std::ptrdiff_t>(f.j) * c.extent;
-    if (++f.j == b.n) {
-      f.j = 0;
-      ++f.i;
-    }
-    push(c.loop.get(), at);
-  }
-  return false;
-}
 
 void Cursor::seek(std::size_t pos) {
   if (pos > total_) {

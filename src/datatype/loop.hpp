@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -73,6 +74,35 @@ struct BlockSpec {
 };
 std::shared_ptr<const Loop> makeBlocks(const std::vector<BlockSpec>& specs);
 
+/// The whole stream of `count` elements of a committed type as one strided descriptor, when it
+/// is one: `count` runs of `blocklen` bytes, the first at `offset`, each `stride` after the
+/// previous (a contiguous stream is count 1). The fast paths of transfers and pack use it.
+struct Strided {
+  std::ptrdiff_t offset = 0;
+  std::size_t blocklen = 0;
+  std::ptrdiff_t stride = 0;
+  std::size_t count = 0;
+};
+bool asStrided(const Datatype& t, std::size_t count, Strided& out);
+
+/// memcpy of one run, with the element sizes (4, 8, 16 bytes) inline: strided layouts copy
+/// millions of small runs, where a library call per run would dominate.
+inline void copyRun(std::byte* dst, const std::byte* src, std::size_t n) {
+  switch (n) {
+    case 4:
+      std::memcpy(dst, src, 4);
+      return;
+    case 8:
+      std::memcpy(dst, src, 8);
+      return;
+    case 16:
+      std::memcpy(dst, src, 16);
+      return;
+    default:
+      std::memcpy(dst, src, n);
+  }
+}
+
 /// Walks `count` elements of a committed type, element after element, yielding contiguous
 /// segments (offset relative to the buffer, length) of the packed stream in order. Cheap to
 /// create (no allocation for layouts up to 12 levels deep); not copyable.
@@ -119,7 +149,8 @@ class Cursor {
   };
   static constexpr int kInlineFrames = 12;
 
-  /// The next raw run of the walk into runOff_ / runLeft_; false at the end.
+  /// The next raw run of the walk into runOff_ / runLeft_; false at the end. Inline: it runs
+  /// once per run of a transfer.
   bool fetch();
   void push(const Loop* n, std::ptrdiff_t base) { frames_[depth_++] = {n, 0, 0, base}; }
 
@@ -133,6 +164,49 @@ class Cursor {
   std::size_t pos_ = 0;
   std::size_t total_ = 0;
 };
+
+inline bool Cursor::fetch() {
+  while (depth_ > 0) {
+    Frame& f = frames_[depth_ - 1];
+    const Loop& n = *f.n;
+    if (n.kind == Loop::kVector) {
+      if (f.i == n.count) {
+        --depth_;
+        continue;
+      }
+      const std::ptrdiff_t at = f.base + n.offset + static_cast<std::ptrdiff_t>(f.i) * n.stride;
+      ++f.i;
+      if (!n.child) {
+        runOff_ = at;
+        runLeft_ = n.blocklen;
+        return true;
+      }
+      push(n.child.get(), at);
+      continue;
+    }
+    const auto& blocks = *n.blocks;
+    if (f.i == blocks.size()) {
+      --depth_;
+      continue;
+    }
+    const Loop::Block& b = blocks[f.i];
+    if (b.child < 0) {
+      runOff_ = f.base + n.offset + b.offset;
+      runLeft_ = b.n;
+      ++f.i;
+      return true;
+    }
+    const Loop::Child& c = n.children[static_cast<std::size_t>(b.child)];
+    const std::ptrdiff_t at =
+        f.base + n.offset + b.offset + static_cast<std::ptrdiff_t>(f.j) * c.extent;
+    if (++f.j == b.n) {
+      f.j = 0;
+      ++f.i;
+    }
+    push(c.loop.get(), at);
+  }
+  return false;
+}
 
 /// Every segment of count elements in order (tests and the overlap check).
 std::vector<Datatype::Segment> segments(const Datatype& t, std::size_t count);

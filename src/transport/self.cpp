@@ -58,17 +58,33 @@ T atomicOn(AtomicOp op, void* where, T operand, T compare) {
   return T{};
 }
 
+/// An aligned 8-byte piece goes as one atomic store (release) or load (acquire), as a NIC writes
+/// it: a peer may be polling the word (the fence barrier's counters), and the ordering makes
+/// the data written before it visible with it.
+void copyOne(std::byte* dst, const std::byte* src, std::size_t n) {
+  const bool word = n == 8 && reinterpret_cast<std::uintptr_t>(dst) % 8 == 0 &&
+                    reinterpret_cast<std::uintptr_t>(src) % 8 == 0;
+  if (!word) {
+    std::memcpy(dst, src, n);
+    return;
+  }
+  // atomic_ref needs a non-const object; the load does not write.
+  auto* from = const_cast<std::uint64_t*>(reinterpret_cast<const std::uint64_t*>(src));
+  const std::uint64_t v = std::atomic_ref<std::uint64_t>(*from).load(std::memory_order_acquire);
+  std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(dst))
+      .store(v, std::memory_order_release);
+}
 void copyPut(std::span<const Iov> src, std::uint64_t raddr) {
   auto* dst = reinterpret_cast<std::byte*>(raddr);  // NOLINT(performance-no-int-to-ptr)
   for (const auto& s : src) {
-    std::memcpy(dst, s.addr, s.len);
+    copyOne(dst, static_cast<const std::byte*>(s.addr), s.len);
     dst += s.len;
   }
 }
 void copyGet(std::span<const Iov> dst, std::uint64_t raddr) {
   const auto* src = reinterpret_cast<const std::byte*>(raddr);  // NOLINT
   for (const auto& d : dst) {
-    std::memcpy(d.addr, src, d.len);
+    copyOne(static_cast<std::byte*>(d.addr), src, d.len);
     src += d.len;
   }
 }

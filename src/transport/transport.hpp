@@ -82,6 +82,26 @@ class Endpoint {
   virtual Issue put(std::span<const Iov> src, std::uint64_t raddr, const RemoteKey& key) = 0;
   /// Reads [raddr, raddr + total) into `dst`; valid now (kDone) or after flush().
   virtual Issue get(std::span<const Iov> dst, std::uint64_t raddr, const RemoteKey& key) = 0;
+  /// Scatter / gather: local[i] to (putv) or from (getv) [raddr[i], raddr[i] + local[i].len),
+  /// one operation per pair, for the pieces of a transfer with derived datatypes. Transports
+  /// that can move many pieces in one call override it (UCX: one process_vm_writev for up to
+  /// IOV_MAX pieces); the default issues them one by one.
+  virtual Issue putv(std::span<const Iov> local, std::span<const std::uint64_t> raddr,
+                     const RemoteKey& key) {
+    Issue issue = Issue::kDone;
+    for (std::size_t i = 0; i < local.size(); ++i) {
+      if (put(local.subspan(i, 1), raddr[i], key) == Issue::kPending) issue = Issue::kPending;
+    }
+    return issue;
+  }
+  virtual Issue getv(std::span<const Iov> local, std::span<const std::uint64_t> raddr,
+                     const RemoteKey& key) {
+    Issue issue = Issue::kDone;
+    for (std::size_t i = 0; i < local.size(); ++i) {
+      if (get(local.subspan(i, 1), raddr[i], key) == Issue::kPending) issue = Issue::kPending;
+    }
+    return issue;
+  }
   /// 4- or 8-byte atomic at raddr; the old value is stored to `result` (may be null for
   /// kFetchAdd when not needed). Blocking: complete when it returns.
   virtual void atomic(AtomicOp op, std::size_t bytes, std::uint64_t operand, std::uint64_t compare,

@@ -47,6 +47,51 @@ void forEachPiece(std::byte* origin, std::size_t ocount, const Datatype& otype,
     if (n != 0) fn(origin, toffset, n);
     return;
   }
+  // Both sides one strided descriptor (vectors, faces of arrays, a contiguous side): a plain
+  // loop, a few instructions per block instead of two cursor steps.
+  detail::Strided os;
+  detail::Strided ts;
+  if (detail::asStrided(otype, ocount, os) && detail::asStrided(ttype, tcount, ts)) {
+    const auto tbase = static_cast<std::int64_t>(toffset) + ts.offset;
+    if (os.count == 1) {  // one origin run: target blocks take consecutive origin bytes
+      const auto step = static_cast<std::ptrdiff_t>(ts.blocklen);
+      for (std::size_t i = 0; i < ts.count; ++i) {
+        const auto k = static_cast<std::ptrdiff_t>(i);
+        fn(at(origin, os.offset + k * step), static_cast<std::uint64_t>(tbase + k * ts.stride),
+           ts.blocklen);
+      }
+      return;
+    }
+    if (ts.count == 1 || os.blocklen == ts.blocklen) {
+      const std::ptrdiff_t tstep =
+          ts.count == 1 ? static_cast<std::ptrdiff_t>(os.blocklen) : ts.stride;
+      for (std::size_t i = 0; i < os.count; ++i) {
+        const auto k = static_cast<std::ptrdiff_t>(i);
+        fn(at(origin, os.offset + k * os.stride), static_cast<std::uint64_t>(tbase + k * tstep),
+           os.blocklen);
+      }
+      return;
+    }
+  }
+  // One side a single run: walk only the other side.
+  const bool oRun = detail::asStrided(otype, ocount, os) && os.count == 1;
+  const bool tRun = detail::asStrided(ttype, tcount, ts) && ts.count == 1;
+  if (oRun || tRun) {
+    detail::Cursor c(oRun ? ttype : otype, oRun ? tcount : ocount);
+    Datatype::Segment s{0, 0};
+    std::size_t done = 0;
+    while (c.next(SIZE_MAX, s)) {
+      const auto d = static_cast<std::ptrdiff_t>(done);
+      if (oRun) {
+        fn(at(origin, os.offset + d), toffset + static_cast<std::uint64_t>(s.offset), s.len);
+      } else {
+        fn(at(origin, s.offset),
+           static_cast<std::uint64_t>(static_cast<std::int64_t>(toffset) + ts.offset + d), s.len);
+      }
+      done += s.len;
+    }
+    return;
+  }
   detail::Cursor oc(otype, ocount);
   detail::Cursor tc(ttype, tcount);
   Datatype::Segment o{0, 0};
@@ -396,6 +441,38 @@ inline void moveBytes(std::byte* dst, const std::byte* src, std::size_t n) {
   }
 }
 
+template <std::size_t kN>
+void stridedMoveN(std::byte* dst, std::ptrdiff_t ds, const std::byte* src, std::ptrdiff_t ss,
+                  std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    std::byte v[kN];
+    std::memcpy(v, src, kN);
+    std::memcpy(dst, v, kN);
+    dst += ds;
+    src += ss;
+  }
+}
+
+/// `count` blocks of n bytes, src + i * ss to dst + i * ds. Each block is loaded before it is
+/// stored (a self put may overlap its origin, block by block as memmove would).
+inline void stridedMove(std::byte* dst, std::ptrdiff_t ds, const std::byte* src, std::ptrdiff_t ss,
+                        std::size_t count, std::size_t n) {
+  switch (n) {
+    case 4:
+      return stridedMoveN<4>(dst, ds, src, ss, count);
+    case 8:
+      return stridedMoveN<8>(dst, ds, src, ss, count);
+    case 16:
+      return stridedMoveN<16>(dst, ds, src, ss, count);
+    default:
+      for (std::size_t i = 0; i < count; ++i) {
+        std::memmove(dst, src, n);
+        dst += ds;
+        src += ss;
+      }
+  }
+}
+
 }  // namespace
 
 template <bool kPut>
@@ -412,6 +489,29 @@ void Window::transfer(void* origin, std::int64_t ocount, const Datatype& otype, 
   auto* o = static_cast<std::byte*>(origin);
   if (t.directLo == 0 && t.directHi == t.size) {
     // Load / store path (same process or a shared-memory window): done when the copy is.
+    // Strided on both sides with equal blocks, or strided on one side and contiguous on the
+    // other: a copy loop with the block size fixed.
+    detail::Strided os;
+    detail::Strided ts;
+    if (detail::asStrided(otype, static_cast<std::size_t>(ocount), os) &&
+        detail::asStrided(ttype, static_cast<std::size_t>(tcount), ts) &&
+        (os.count > 1 || ts.count > 1)) {
+      // A contiguous side steps by the other side's block.
+      if (os.count == 1)
+        os = {os.offset, ts.blocklen, static_cast<std::ptrdiff_t>(ts.blocklen), ts.count};
+      if (ts.count == 1)
+        ts = {ts.offset, os.blocklen, static_cast<std::ptrdiff_t>(os.blocklen), os.count};
+      if (os.blocklen == ts.blocklen) {
+        std::byte* tp = t.direct + static_cast<std::int64_t>(offset) + ts.offset;
+        std::byte* op = at(o, os.offset);
+        if constexpr (kPut) {
+          stridedMove(tp, ts.stride, op, os.stride, os.count, os.blocklen);
+        } else {
+          stridedMove(op, os.stride, tp, ts.stride, os.count, os.blocklen);
+        }
+        return;
+      }
+    }
     // memmove: a self put may overlap its own origin buffer.
     forEachPiece(o, static_cast<std::size_t>(ocount), otype, offset,
                  static_cast<std::size_t>(tcount), ttype,
@@ -428,11 +528,18 @@ void Window::transfer(void* origin, std::int64_t ocount, const Datatype& otype, 
   // whole pages of a create window shared by an on-node peer).
   auto& ep = comm_.context().endpoint(comm_.worldRank(target));
   bool pending = false;
-  auto viaTransport = [&](std::byte* op, std::uint64_t toff, std::size_t n) {
-    if (n == 0) return;
-    transport::Iov iov{op, n};
+  // Pieces through the transport are batched: one putv / getv per up to kBatch pieces, which
+  // transports that can move many pieces in one call (UCX's cross-memory attach) turn into
+  // one system call instead of one per piece.
+  constexpr std::size_t kBatch = 1024;
+  batchIov_.clear();
+  batchAddr_.clear();
+  auto flushBatch = [&] {
+    if (batchIov_.empty()) return;
     auto issue =
-        kPut ? ep.put({&iov, 1}, t.base + toff, *t.key) : ep.get({&iov, 1}, t.base + toff, *t.key);
+        kPut ? ep.putv(batchIov_, batchAddr_, *t.key) : ep.getv(batchIov_, batchAddr_, *t.key);
+    batchIov_.clear();
+    batchAddr_.clear();
     if (issue == transport::Issue::kPending && !pending) {
       pending = true;
       // Operations complete in the call (cross-memory attach) need no flush at the fence.
@@ -441,6 +548,12 @@ void Window::transfer(void* origin, std::int64_t ocount, const Datatype& otype, 
         dirty_.push_back(target);
       }
     }
+  };
+  auto viaTransport = [&](std::byte* op, std::uint64_t toff, std::size_t n) {
+    if (n == 0) return;
+    batchIov_.push_back({op, n});
+    batchAddr_.push_back(t.base + toff);
+    if (batchIov_.size() == kBatch) flushBatch();
   };
   auto piece = [&](std::byte* op, std::uint64_t toff, std::size_t n) {
     const std::uint64_t end = toff + n;
@@ -460,6 +573,7 @@ void Window::transfer(void* origin, std::int64_t ocount, const Datatype& otype, 
   const auto tn = static_cast<std::size_t>(tcount);
   if (!packOrigin(on, otype, tn, ttype)) {
     forEachPiece(o, on, otype, offset, tn, ttype, piece);
+    flushBatch();
     return;
   }
   // Packed: the origin side is the bounce buffer, chunk by chunk; the target side is walked
@@ -485,6 +599,7 @@ void Window::transfer(void* origin, std::int64_t ocount, const Datatype& otype, 
       tc.next(got - k, s);
       piece(buf + k, offset + static_cast<std::uint64_t>(s.offset), s.len);
     }
+    flushBatch();
     if constexpr (!kPut) {
       if (pending) {
         unpacks_.push_back({boff, got, o, on, otype.hold(), done});

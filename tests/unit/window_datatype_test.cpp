@@ -89,6 +89,16 @@ TEST_P(DerivedRma, MatrixColumns) {
         ASSERT_EQ(w[r * kC + k], value(left, k * kR + r) + 0.5);
       }
     }
+    // And back: the right neighbour's window, contiguous, into interleaved columns here.
+    std::vector<double> back(kR * kC, -1.0);
+    win->get(back.data(), kC, *col1, right, 0, kR * kC, dbl());
+    win->fence();
+    for (std::size_t r = 0; r < kR; ++r) {
+      for (std::size_t k = 0; k < kC; ++k) {
+        const std::size_t i = k * kR + r;  // the target element column k, row r receives
+        ASSERT_EQ(back[r * kC + k], value(me, (i % kC) * kR + i / kC) + 0.5);
+      }
+    }
     win->fence(kModeNosucceed);
     win->free();
   });
