@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <string_view>
 
 #include "bootstrap/bootstrap.hpp"
 #include "log.hpp"
@@ -61,6 +63,14 @@ std::vector<std::byte> concat(const std::vector<std::byte>& a, const std::vector
 Context::Context(std::unique_ptr<bootstrap::Bootstrap> boot, const Options& options)
     : boot_(std::move(boot)), cancel_(options.cancel) {
   log::init();
+  if (const char* w = std::getenv("ONESIDED_WAIT"); w != nullptr && *w != '\0') {
+    const std::string_view v(w);
+    if (v == "spin") {
+      spinWait_ = true;
+    } else if (v != "adaptive") {
+      throw Error(kErrArg, std::string("ONESIDED_WAIT=") + w + ": expected spin or adaptive");
+    }
+  }
   rank_ = boot_->rank();
   size_ = boot_->size();
   transport_ = makeTransport(options);
@@ -158,6 +168,7 @@ void Context::progress() {
 
 void Context::backoff(unsigned spins) {
   progress();
+  if (spinWait_) return;  // ONESIDED_WAIT=spin: one rank per core, never give it up
   // Spin first (latency), then yield, then sleep in growing steps: with more ranks than cores,
   // a waiting rank must give its core to the rank it waits for.
   if (spins < (1U << 12)) return;

@@ -107,6 +107,7 @@ class Context {
   int rank_ = 0;
   int size_ = 1;
   const std::atomic<bool>* cancel_ = nullptr;
+  bool spinWait_ = false;  // ONESIDED_WAIT=spin: waits never yield or sleep
   std::vector<std::vector<std::byte>> addresses_;
   std::vector<std::unique_ptr<transport::Endpoint>> endpoints_;
   std::unique_ptr<Comm> world_;

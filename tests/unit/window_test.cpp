@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Windows, put / get and fence with ranks as threads, over every transport of this build.
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "rank_test.hpp"
@@ -213,6 +215,32 @@ TEST_P(Checks, CreationFailsTogether) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Checks, ::testing::ValuesIn(transports()));
+
+}  // namespace
+}  // namespace onesided::test
+
+namespace onesided::test {
+namespace {
+
+// ONESIDED_WAIT: spin (never yield or sleep) works like the default; a bad value is an error
+// that names it.
+TEST(WaitPolicy, SpinWorksAndBadValuesAreRejected) {
+  setenv("ONESIDED_WAIT", "spin", 1);
+  spawn(2, "self", [](Context& ctx) {
+    auto win = Window::allocate(ctx.world(), 8, 8);
+    for (int i = 0; i < 100; ++i) win->fence();
+    win->free();
+  });
+  setenv("ONESIDED_WAIT", "sometimes", 1);
+  try {
+    spawn(1, "self", [](Context&) {});
+    ADD_FAILURE() << "ONESIDED_WAIT=sometimes was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.errorClass(), kErrArg);
+    EXPECT_NE(std::string(e.what()).find("sometimes"), std::string::npos) << e.what();
+  }
+  unsetenv("ONESIDED_WAIT");
+}
 
 }  // namespace
 }  // namespace onesided::test
