@@ -28,6 +28,7 @@
 #include "onesided/context.hpp"
 #include "onesided/window.hpp"
 #include "transport/transport.hpp"
+#include "window/barrier.hpp"
 
 namespace onesided {
 namespace {
@@ -238,7 +239,7 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
         } else {
           applyOp(op, kind, tp, src, n);
         }
-        std::atomic_thread_fence(std::memory_order_seq_cst);
+        detail::fullBarrier();
       } else {
         auto io = [&](bool read) {
           bool pending = false;
@@ -258,7 +259,7 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
                  pending = pending || issue == transport::Issue::kPending;
                });
           if (pending) ep.flush();
-          std::atomic_thread_fence(std::memory_order_seq_cst);
+          detail::fullBarrier();
         };
         io(true);
         std::vector<std::byte>& updated = accNew_;

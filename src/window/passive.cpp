@@ -24,6 +24,7 @@
 #include "onesided/context.hpp"
 #include "onesided/window.hpp"
 #include "transport/transport.hpp"
+#include "window/barrier.hpp"
 
 namespace onesided {
 namespace {
@@ -237,7 +238,7 @@ void Window::flushAll() {
 
 void Window::sync() {
   requireLive();
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  detail::fullBarrier();
 }
 
 }  // namespace onesided

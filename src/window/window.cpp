@@ -14,6 +14,7 @@
 #include "onesided/context.hpp"
 #include "onesided/errors.hpp"
 #include "transport/transport.hpp"
+#include "window/barrier.hpp"
 #include "window/sync.hpp"
 
 namespace onesided {
@@ -680,7 +681,7 @@ void Window::complete(int target) {
     completeIssued();
   }
   // Stores on the load / store path: visible to the target before whatever signals completion.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  detail::fullBarrier();
 }
 
 void Window::walk(std::byte* origin, std::size_t ocount, const Datatype& otype,

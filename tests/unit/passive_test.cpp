@@ -150,7 +150,8 @@ TEST_P(Passive, FetchAndOpCountsExactly) {
       EXPECT_EQ(v32, n * kRounds);
       EXPECT_EQ(vd, n * kRounds);
     }
-    // NO_OP reads atomically; REPLACE swaps.
+    ctx.world().barrier();  // rank 0's plain reads above end before anybody's next atomic
+    // NO_OP reads atomically (a fetch-add of 0: a write, as far as the memory model goes).
     win->lock(LockType::kShared, 0);
     std::int64_t seen = -1;
     win->fetchAndOp(nullptr, &seen, type(MPI_INT64_T), 0, 0, Op::kNoOp);
