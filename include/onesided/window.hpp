@@ -110,6 +110,22 @@ class Window {
   /// MPI_Win_sync: the window is unified (one copy), so a memory barrier.
   void sync();
 
+  // ---- general active target, PSCW (src/window/pscw.cpp) ----
+  /// MPI_Win_post: an exposure epoch for the ranks `origins` (ranks of the window's group).
+  /// Each of them learns of it through one remote atomic on its control words. `assertion`:
+  /// kModeNocheck (the matching starts pass it too: nothing is sent), kModeNostore, kModeNoput.
+  void post(std::span<const int> origins, int assertion = 0);
+  /// MPI_Win_start: an access epoch to the ranks `targets`; waits until each has posted (unless
+  /// kModeNocheck). Operations may then go to those ranks only.
+  void start(std::span<const int> targets, int assertion = 0);
+  /// MPI_Win_complete: completes every operation of the access epoch at origin and target,
+  /// then tells each target (one remote atomic each).
+  void completeAccess();
+  /// MPI_Win_wait: until every origin of the exposure epoch has called MPI_Win_complete.
+  void wait();
+  /// MPI_Win_test: wait() that does not block; true when the exposure epoch has ended.
+  bool test();
+
   // ---- accumulate and atomics (src/window/accumulate.cpp) ----
   /// MPI_Accumulate: target = target op origin, element-wise, atomic per element with respect to
   /// every other accumulate (see accumulate.cpp for the two paths and why they never race).
@@ -154,16 +170,19 @@ class Window {
     std::unique_ptr<transport::RemoteKey> ctlKey;
     std::uint8_t lock = 0;  // kLockNone / kLockShared / kLockExclusive, | kLockNocheck
   };
-  enum class Epoch { kNone, kFence, kPassive };
+  enum class Epoch { kNone, kFence, kPassive, kPscw };
   static constexpr std::uint8_t kLockNone = 0;
   static constexpr std::uint8_t kLockShared = 1;
   static constexpr std::uint8_t kLockExclusive = 2;
   static constexpr std::uint8_t kLockNocheck = 4;
+  static constexpr std::uint8_t kLockStarted = 8;  // in the MPI_Win_start group
   // Control words, in 8-byte units of the control region.
   static constexpr int kLockWord = 0;     // this rank as a lock target: shared count, kExclusiveBit
   static constexpr int kMasterWord = 1;   // at rank 0: lock_all holders (low half), exclusive
                                           // lockers anywhere (high half)
   static constexpr int kAccLockWord = 2;  // held while an origin runs an accumulate here
+  static constexpr int kPostWord = 3;     // MPI_Win_post notices this rank has received
+  static constexpr int kCompleteWord = 4;  // MPI_Win_complete notices this rank has received
   static constexpr std::size_t kControlBytes = 64;
 
   Window(Comm& comm, Flavor flavor, int dispUnit);
@@ -193,6 +212,10 @@ class Window {
   void requireLive() const;
   /// Throws kErrRank unless `target` is in the group or MPI_PROC_NULL.
   void checkRank(int target) const;
+  /// This rank's control word `word`, read locally (remote atomics update it).
+  [[nodiscard]] std::uint64_t ownControl(int word) const;
+  /// Validates a PSCW group: ranks in the window's group, each once. Returns them as a vector.
+  std::vector<int> pscwGroup(const char* call, std::span<const int> ranks) const;
   /// The passive-target checks shared by lock and lock_all.
   void checkLockable(const char* call, int assertion);
   void acquire(LockType type, int target);
@@ -244,10 +267,13 @@ class Window {
   std::vector<bool> isDirty_;
   std::size_t pendingOps_ = 0;
   Epoch epoch_ = Epoch::kNone;
-  bool allOpen_ = false;      // every target is open (a fence epoch or lock_all)
-  std::uint8_t lockAll_ = 0;  // kLockShared (| kLockNocheck) while lock_all holds
-  int locks_ = 0;             // targets locked with MPI_Win_lock
-  int procNullLocks_ = 0;     // MPI_Win_lock(MPI_PROC_NULL) epochs
+  bool allOpen_ = false;           // every target is open (a fence epoch or lock_all)
+  std::uint8_t lockAll_ = 0;       // kLockShared (| kLockNocheck) while lock_all holds
+  int locks_ = 0;                  // targets locked with MPI_Win_lock
+  int procNullLocks_ = 0;          // MPI_Win_lock(MPI_PROC_NULL) epochs
+  std::vector<int> started_;       // the MPI_Win_start group while its access epoch is open
+  bool posted_ = false;            // an MPI_Win_post exposure epoch is open
+  std::uint64_t postOrigins_ = 0;  // how many MPI_Win_complete notices end it
   // Accumulate scratch (packed origin values, old and new target values), kept between calls.
   std::vector<std::byte> accIn_;
   std::vector<std::byte> accOld_;

@@ -330,8 +330,10 @@ std::uint64_t Window::check(const char* what, const void* origin, std::int64_t o
   }
   if (!allOpen_ && target != kProcNull &&
       targets_[static_cast<std::size_t>(target)].lock == kLockNone) {
-    throw Error(kErrRmaSync, std::string(what) + " to rank " + str(target) +
-                                 ", which this rank has not locked (MPI_Win_lock)");
+    throw Error(kErrRmaSync,
+                std::string(what) + " to rank " + str(target) +
+                    (epoch_ == Epoch::kPscw ? ", which is not in this rank's MPI_Win_start group"
+                                            : ", which this rank has not locked (MPI_Win_lock)"));
   }
   if (!otype.committed()) {
     throw Error(kErrType, "origin datatype (" + otype.describe() +
@@ -748,6 +750,11 @@ void Window::fence(int assertion) {
   if (epoch_ == Epoch::kPassive) {
     throw Error(kErrRmaSync, "a passive-target epoch (MPI_Win_lock / MPI_Win_lock_all) is open");
   }
+  if (epoch_ == Epoch::kPscw || posted_) {
+    throw Error(kErrRmaSync, epoch_ == Epoch::kPscw
+                                 ? "an access epoch of MPI_Win_start is open (MPI_Win_complete)"
+                                 : "an exposure epoch of MPI_Win_post is open (MPI_Win_wait)");
+  }
   if ((assertion & kModeNoprecede) != 0 && pendingOps_ > 0) {
     throw Error(kErrRmaSync, "MPI_MODE_NOPRECEDE given, but " + std::to_string(pendingOps_) +
                                  " operations were issued since the previous fence");
@@ -770,6 +777,13 @@ void Window::free() {
   if (epoch_ == Epoch::kPassive) {
     throw Error(kErrRmaSync,
                 "a passive-target epoch (MPI_Win_lock / MPI_Win_lock_all) is still open");
+  }
+  if (epoch_ == Epoch::kPscw || posted_) {
+    throw Error(kErrRmaSync, epoch_ == Epoch::kPscw
+                                 ? "an access epoch of MPI_Win_start is still open "
+                                   "(MPI_Win_complete first)"
+                                 : "an exposure epoch of MPI_Win_post is still open "
+                                   "(MPI_Win_wait first)");
   }
   if (pendingOps_ > 0) {
     throw Error(kErrRmaSync, std::to_string(pendingOps_) +
