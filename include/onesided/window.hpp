@@ -23,7 +23,8 @@ struct Iov;
 }  // namespace transport
 namespace detail {
 class SyncRegion;
-}
+class Inboxes;
+}  // namespace detail
 
 /// A target rank that makes an operation a no-op (MPI_PROC_NULL).
 constexpr int kProcNull = -2;
@@ -169,6 +170,12 @@ class Window {
     std::vector<std::byte> ctlPackedKey;
     std::unique_ptr<transport::RemoteKey> ctlKey;
     std::uint8_t lock = 0;  // kLockNone / kLockShared / kLockExclusive, | kLockNocheck
+    // Accumulates by active message to this target (src/window/am.cpp): tickets sent, and the
+    // target's applied / released counters as last read.
+    std::uint64_t amSent = 0;
+    std::uint64_t amApplied = 0;
+    std::uint64_t amReleased = 0;
+    bool amPending = false;  // messages sent that amWait has not seen applied
   };
   enum class Epoch { kNone, kFence, kPassive, kPscw };
   static constexpr std::uint8_t kLockNone = 0;
@@ -183,6 +190,7 @@ class Window {
   static constexpr int kAccLockWord = 2;  // held while an origin runs an accumulate here
   static constexpr int kPostWord = 3;     // MPI_Win_post notices this rank has received
   static constexpr int kCompleteWord = 4;  // MPI_Win_complete notices this rank has received
+  static constexpr int kAmTicketWord = 5;  // tickets for slots of this rank's inbox
   static constexpr std::size_t kControlBytes = 64;
 
   Window(Comm& comm, Flavor flavor, int dispUnit);
@@ -226,6 +234,22 @@ class Window {
                     const Datatype& otype, void* result, std::int64_t rcount, const Datatype& rtype,
                     int target, std::int64_t disp, std::int64_t tcount, const Datatype& ttype,
                     Op op, const void* compare);
+
+  // ---- accumulate by active message (src/window/am.cpp) ----
+  /// Sends an accumulate of packed origin values `src` (null for NO_OP) to `target`'s inbox,
+  /// where its progress thread applies it; with `old`, waits for the old values (packed).
+  void amUpdate(int target, const std::byte* src, const void* compare, std::byte* old,
+                std::uint64_t offset, std::size_t tcount, const Datatype& ttype, Op op, int kind,
+                std::size_t bytes);
+  /// Waits until every message sent to `target` (every target when < 0) has been applied.
+  void amWait(int target);
+  /// Target side: applies the messages that have arrived, in ticket order. Returns whether it
+  /// did anything. Called with the context's inbox lock held (detail::Inboxes).
+  bool serviceInbox();
+  /// One 8-byte word of `target`'s control region, read with a get.
+  std::uint64_t readControl(int target, std::size_t byteOffset);
+  void detachInbox() noexcept;
+  friend class detail::Inboxes;
 
   template <bool kPut>
   void transfer(void* origin, std::int64_t ocount, const Datatype& otype, int target,
@@ -274,6 +298,16 @@ class Window {
   std::vector<int> started_;       // the MPI_Win_start group while its access epoch is open
   bool posted_ = false;            // an MPI_Win_post exposure epoch is open
   std::uint64_t postOrigins_ = 0;  // how many MPI_Win_complete notices end it
+  // Accumulate by active message: whether this window uses it (the same on every rank), and
+  // the target side's counters: messages applied, slots released, slots whose reply awaits the
+  // origin's acknowledgement.
+  bool amMode_ = false;
+  bool amRegistered_ = false;
+  std::uint64_t amApplied_ = 0;
+  std::uint64_t amReleased_ = 0;
+  std::uint64_t amOutstanding_ = 0;  // targets with messages not known to be applied
+  std::vector<std::uint8_t> amAwaitingAck_;
+  std::vector<std::byte> amScratch_;
   // Accumulate scratch (packed origin values, old and new target values), kept between calls.
   std::vector<std::byte> accIn_;
   std::vector<std::byte> accOld_;

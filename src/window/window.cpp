@@ -14,6 +14,7 @@
 #include "onesided/context.hpp"
 #include "onesided/errors.hpp"
 #include "transport/transport.hpp"
+#include "window/am.hpp"
 #include "window/barrier.hpp"
 #include "window/sync.hpp"
 
@@ -142,6 +143,7 @@ Window::Window(Comm& comm, Flavor flavor, int dispUnit)
     : comm_(comm), flavor_(flavor), dispUnit_(dispUnit) {}
 
 Window::~Window() {
+  detachInbox();
   // Keys belong to endpoints and are released first; then the sync region and our memory.
   targets_.clear();
   sync_.reset();
@@ -217,9 +219,13 @@ void Window::setUp(void* base, std::size_t size, int failClass, const std::strin
   for (int i = 0; i < comm_.size(); ++i) members.push_back(comm_.worldRank(i));
   if (failClass == kSuccess) {
     sync_ = std::make_unique<detail::SyncRegion>(comm_.context(), members, comm_.rank());
+    // The same choice on every rank (Context::accumulateByMessage); with it, the control region
+    // carries the inbox of accumulates by active message.
+    amMode_ = comm_.context().accumulateByMessage(comm_);
+    const std::size_t ctlBytes = kControlBytes + (amMode_ ? detail::kInboxBytes : 0);
     control_ = comm_.context().transport().registerMemory(
-        nullptr, kControlBytes, transport::Placement::kAllocate, transport::Access::kRemoteAll);
-    std::memset(control_->base(), 0, kControlBytes);
+        nullptr, ctlBytes, transport::Placement::kAllocate, transport::Access::kRemoteAll);
+    std::memset(control_->base(), 0, ctlBytes);
   }
   // One allgather carries the window (base, size, disp_unit, key), the sync region, and
   // whether this rank failed, so that every rank fails together instead of waiting.
@@ -278,6 +284,11 @@ void Window::setUp(void* base, std::size_t size, int failClass, const std::strin
   }
   if (failClass != kSuccess) throw Error(failClass, failure);
   sync_->connect(syncInfos);
+  if (amMode_) {
+    amAwaitingAck_.assign(detail::kSlotCount, 0);
+    comm_.context().inboxes().add(this);
+    amRegistered_ = true;
+  }
   SPDLOG_LOGGER_DEBUG(&log::core(), "window {} bytes at {} (flavor {}), {} ranks", size, base,
                       static_cast<int>(flavor_), p);
 }
@@ -682,6 +693,7 @@ void Window::complete(int target) {
     // unpacks run once all of its operations are complete).
     completeIssued();
   }
+  amWait(target);
   // Stores on the load / store path: visible to the target before whatever signals completion.
   detail::fullBarrier();
 }
@@ -791,6 +803,7 @@ void Window::free() {
   }
   // Nobody may still be reading or writing our memory when it goes away.
   sync_->barrier();
+  detachInbox();
   freed_ = true;
   epoch_ = Epoch::kNone;
   allOpen_ = false;
