@@ -204,15 +204,19 @@ void Window::amUpdate(int target, const std::byte* src, const void* compare, std
   }
   t.amSent = std::max(t.amSent, first + msgs.size());
 
+  // 8-byte aligned space in the bounce buffer: a stamp or an acknowledgement must land as one
+  // word (the self transport, like a NIC, writes an aligned word whole only from an aligned one).
   auto space = [&](std::size_t n) {
+    const std::size_t want = n + 7;
     std::size_t got = 0;
     std::size_t off = 0;
-    std::byte* p = bounceSpace(n, got, off);
-    if (got < n) {
+    std::byte* p = bounceSpace(want, got, off);
+    if (got < want) {
       completeIssued();
-      p = bounceSpace(n, got, off);
+      p = bounceSpace(want, got, off);
     }
-    return p;
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    return p + ((8 - a % 8) % 8);
   };
   auto put = [&](const std::byte* p, std::size_t n, std::uint64_t raddr) {
     transport::Iov iov{const_cast<std::byte*>(p), n};

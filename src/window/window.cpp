@@ -286,8 +286,8 @@ void Window::setUp(void* base, std::size_t size, int failClass, const std::strin
   sync_->connect(syncInfos);
   if (amMode_) {
     amAwaitingAck_.assign(detail::kSlotCount, 0);
+    amRegistered_ = true;  // before add(): its lock publishes this to the progress thread
     comm_.context().inboxes().add(this);
-    amRegistered_ = true;
   }
   SPDLOG_LOGGER_DEBUG(&log::core(), "window {} bytes at {} (flavor {}), {} ranks", size, base,
                       static_cast<int>(flavor_), p);
