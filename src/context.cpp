@@ -87,7 +87,7 @@ Context::Context(std::unique_ptr<bootstrap::Bootstrap> boot, const Options& opti
   world_ = std::make_unique<Comm>(*this, all);
   self_ = std::make_unique<Comm>(*this, std::vector<int>{rank_});
 
-  auto blobs = boot_->allgather(concat(transport_->address(), world_->sync_->localInfo()));
+  auto blobs = boot_->allgather(concat(transport_->address(), world_->localInfo()));
   std::vector<std::vector<std::byte>> syncInfos(blobs.size());
   addresses_.resize(blobs.size());
   for (std::size_t i = 0; i < blobs.size(); ++i) {
@@ -97,8 +97,8 @@ Context::Context(std::unique_ptr<bootstrap::Bootstrap> boot, const Options& opti
                          blobs[i].begin() + 8 + static_cast<std::ptrdiff_t>(n));
     syncInfos[i].assign(blobs[i].begin() + 8 + static_cast<std::ptrdiff_t>(n), blobs[i].end());
   }
-  world_->connectSync(syncInfos);
-  self_->connectSync({self_->sync_->localInfo()});
+  world_->connect(syncInfos);
+  self_->connect({self_->localInfo()});
   log::core().debug("rank {} of {} up: transport {}, bootstrap {}", rank_, size_,
                     transport_->name(), boot_->kind());
 }
