@@ -88,8 +88,9 @@ void localCopy(const Stream& src, const Stream& dst) {
 }
 
 int reductionKind(const Datatype& t, Op op) {
-  const int kind = t.homogeneousKind();
-  if (kind < 0) {
+  // Predefined types are their own element (the pair types of MINLOC / MAXLOC included).
+  const int kind = t.isPredefined() ? t.id() : t.homogeneousKind();
+  if (kind <= 0) {
     throw Error(kErrType,
                 "reductions need one basic type throughout; " + t.describe() + " mixes several");
   }
