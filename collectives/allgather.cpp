@@ -50,7 +50,7 @@ void allgather(Comm& comm, const void* sbuf, int scount, const Datatype* stype, 
     localCopy(mine, block(me));
   }
   if (p == 1) return;
-  const Alg a = forcedAlg();
+  const Alg a = forcedAlg(comm);
   const bool tree = a == Alg::kTree || (a == Alg::kAuto && p > 8 &&
                                         bytesOf(mine.count, *mine.type) < kAllgatherTreeBelow);
   if (!tree) {

@@ -19,7 +19,7 @@ void bcast(Comm& comm, void* buf, int count, const Datatype* type, int root) {
   if (p == 1) return;
   const Stream s{buf, static_cast<std::size_t>(count), &t};
   Failure f;
-  if (useTree(forcedAlg(), p, bytesOf(s.count, t), SIZE_MAX)) {
+  if (useTree(forcedAlg(comm), p, bytesOf(s.count, t), SIZE_MAX)) {
     bcastStream(comm, s, root, f);
   } else if (comm.rank() == root) {
     std::vector<SendOp> sends;

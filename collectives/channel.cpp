@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "datatype/loop.hpp"
@@ -72,7 +73,7 @@ std::size_t streamBytes(const Stream& s) { return s.count * s.type->size(); }
 
 struct Channel::SendState {
   const SendOp* op;
-  std::unique_ptr<Cursor> cursor;
+  std::optional<Cursor> cursor;
   std::uint64_t total = 0;
   std::uint64_t chunks = 0;
   std::uint64_t done = 0;
@@ -81,7 +82,7 @@ struct Channel::SendState {
 
 struct Channel::RecvState {
   const RecvOp* op;
-  std::unique_ptr<Cursor> cursor;
+  std::optional<Cursor> cursor;
   void* base = nullptr;
   std::uint64_t expected = 0;
   std::uint64_t chunks = 1;  // known after the first chunk
@@ -100,6 +101,16 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
   const std::size_t payload = envSize("ONESIDED_COLL_CHUNK", dflt, 8, std::size_t{64} << 20);
   half_ = (sizeof(ChunkHeader) + payload + kLine - 1) / kLine * kLine;
   inflight_ = static_cast<int>(envSize("ONESIDED_COLL_INFLIGHT", 4, 1, 1 << 20));
+  if (const char* a = std::getenv("ONESIDED_COLL_ALG"); a != nullptr && *a != '\0') {
+    const std::string s(a);
+    if (s == "linear") {
+      algorithm_ = 1;
+    } else if (s == "tree") {
+      algorithm_ = 2;
+    } else if (s != "auto") {
+      throw Error(kErrArg, "ONESIDED_COLL_ALG=" + s + ": expected auto, linear or tree");
+    }
+  }
   regionBytes_ = 2 * p * kLine + p * kHalves * half_;
   region_ = ctx_.transport().registerMemory(nullptr, regionBytes_, transport::Placement::kAllocate,
                                             transport::Access::kRemoteWrite);
@@ -242,7 +253,7 @@ bool Channel::tryRecv(RecvState& r) {
     } else if (r.op->grow != nullptr) {
       r.op->grow->resize(h.total);
       r.base = r.op->grow->data();
-      r.cursor = std::make_unique<Cursor>(datatypeOf<std::byte>(), h.total);
+      r.cursor.emplace(datatypeOf<std::byte>(), h.total);
     } else if (h.total != r.expected) {
       r.errorClass = h.total > r.expected ? kErrTruncate : kErrCount;
       r.error = "rank " + std::to_string(peer) + " sent " + std::to_string(h.total) +
@@ -250,7 +261,7 @@ bool Channel::tryRecv(RecvState& r) {
                 std::to_string(r.op->dst.count) + " x " + r.op->dst.type->describe() + ")";
     } else {
       r.base = const_cast<void*>(r.op->dst.buf);
-      r.cursor = std::make_unique<Cursor>(*r.op->dst.type, r.op->dst.count);
+      r.cursor.emplace(*r.op->dst.type, r.op->dst.count);
     }
   }
   if (r.errorClass == 0) unpackTo(*r.cursor, r.base, chunk + sizeof h, h.len);
@@ -269,7 +280,7 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs) 
     s.op = &sends[i];
     s.total = streamBytes(sends[i].src);
     s.chunks = std::max<std::uint64_t>(1, (s.total + payloadMax - 1) / payloadMax);
-    s.cursor = std::make_unique<Cursor>(*sends[i].src.type, sends[i].src.count);
+    s.cursor.emplace(*sends[i].src.type, sends[i].src.count);
   }
   for (std::size_t i = 0; i < recvs.size(); ++i) {
     rs[i].op = &recvs[i];

@@ -78,6 +78,8 @@ class Channel {
 
   /// How many sends of a phase are in flight at once (ONESIDED_COLL_INFLIGHT, default 4).
   [[nodiscard]] int inflight() const noexcept { return inflight_; }
+  /// ONESIDED_COLL_ALG as read when the communicator was made: 0 auto, 1 linear, 2 tree.
+  [[nodiscard]] int algorithm() const noexcept { return algorithm_; }
 
  private:
   struct Peer {
@@ -114,6 +116,7 @@ class Channel {
   std::vector<Peer> peers_;
   std::vector<std::byte> staging_;  // chunks bound for peers reached by put
   int inflight_ = 4;
+  int algorithm_ = 0;
 };
 
 }  // namespace onesided::detail

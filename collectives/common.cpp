@@ -7,16 +7,6 @@
 
 namespace onesided::coll::detail {
 
-Alg forcedAlg() {
-  const char* v = std::getenv("ONESIDED_COLL_ALG");
-  if (v == nullptr || *v == '\0') return Alg::kAuto;
-  const std::string_view s(v);
-  if (s == "auto") return Alg::kAuto;
-  if (s == "linear") return Alg::kLinear;
-  if (s == "tree") return Alg::kTree;
-  throw Error(kErrArg, std::string("ONESIDED_COLL_ALG=") + v + ": expected auto, linear or tree");
-}
-
 bool useTree(Alg a, int p, std::size_t bytes, std::size_t treeBelow) {
   if (a == Alg::kLinear) return false;
   if (a == Alg::kTree) return true;
@@ -82,6 +72,11 @@ void localCopy(const Stream& src, const Stream& dst) {
                                                       " bytes");
   }
   if (n == 0) return;
+  if (src.type->contiguous() && dst.type->contiguous()) {
+    // Both streams are the bytes at buf (a contiguous type's layout starts there).
+    std::memmove(const_cast<void*>(dst.buf), src.buf, n);
+    return;
+  }
   std::vector<std::byte> tmp(n);
   pack(src.buf, src.count, *src.type, tmp.data(), n);
   unpack(tmp.data(), n, const_cast<void*>(dst.buf), dst.count, *dst.type);
@@ -128,7 +123,7 @@ std::vector<std::byte> reducePacked(Comm& c, const Stream& in, int kind, Op op, 
   if (p == 1) return acc;
   auto& ch = c.channel();
   Failure f;
-  const Alg a = forcedAlg();
+  const Alg a = forcedAlg(c);
   if (!useTree(a, p, n, SIZE_MAX)) {
     // Linear: every rank writes its vector into the root's scratch; the root reduces in rank
     // order.

@@ -24,8 +24,8 @@ using onesided::detail::SendOp;
 using onesided::detail::Stream;
 
 enum class Alg { kAuto, kLinear, kTree };
-/// ONESIDED_COLL_ALG (read on every call, so tests can switch it between collectives).
-Alg forcedAlg();
+/// ONESIDED_COLL_ALG, as read when the communicator was made.
+inline Alg forcedAlg(Comm& c) { return static_cast<Alg>(c.channel().algorithm()); }
 /// The tree (binomial) algorithm for this call? `bytes` is the data one rank contributes.
 bool useTree(Alg a, int p, std::size_t bytes, std::size_t treeBelow);
 

@@ -4,7 +4,8 @@
 // basic elements, which the reduction kernels of window/ops take), partial results move
 // through the scratch channel up a binomial tree (default) or straight to the root (linear, the
 // root folding in rank order), and the result is unpacked with the receive type. Allreduce is
-// a reduce to rank 0 and a broadcast; reduce_scatter_block a reduce to rank 0 and a scatter.
+// recursive doubling on a power-of-two number of ranks and otherwise a reduce to rank 0 and a
+// broadcast; reduce_scatter_block a reduce to rank 0 and a scatter.
 #include "collectives/common.hpp"
 
 namespace onesided::coll {
@@ -51,6 +52,27 @@ void allreduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Dataty
   checkCount(count, "count");
   const auto n = static_cast<std::size_t>(count);
   auto c = checkReduce(sbuf, rbuf, n, n, type, op, true);
+  const int p = comm.size();
+  if (p > 1 && (p & (p - 1)) == 0 && forcedAlg(comm) != Alg::kLinear) {
+    // Recursive doubling: in round k every rank swaps its partial result with rank ^ 2^k and
+    // folds the partner's in, so after log2 p rounds (one write each way per round, instead of
+    // a reduce's and a broadcast's 2 log2 p in sequence) every rank holds the result. The
+    // predefined operations commute, so every rank ends with the same bits.
+    const std::size_t bytesN = bytesOf(n, *c.type);
+    std::vector<std::byte> acc(bytesN), in(bytesN);
+    pack(c.in.buf, n, *c.type, acc.data(), bytesN);
+    Failure f;
+    for (int mask = 1; mask < p; mask <<= 1) {
+      const int partner = comm.rank() ^ mask;
+      SendOp s{partner, bytes(acc.data(), bytesN), f.errorClass()};
+      RecvOp r{partner, bytes(in.data(), bytesN), nullptr};
+      f.run(comm.channel(), {&s, 1}, {&r, 1});
+      if (f.errorClass() == 0) reduceInto(op, c.kind, acc.data(), in.data(), bytesN);
+    }
+    f.rethrow();
+    unpack(acc.data(), bytesN, rbuf, n, *c.type);
+    return;
+  }
   auto out = reducePacked(comm, c.in, c.kind, op, 0);
   if (comm.rank() != 0) out.resize(bytesOf(n, *c.type));
   Failure f;
