@@ -108,6 +108,9 @@ class Context {
   int size_ = 1;
   const std::atomic<bool>* cancel_ = nullptr;
   bool spinWait_ = false;  // ONESIDED_WAIT=spin: waits never yield or sleep
+  // More ranks than CPUs this process may run on: waits yield from the start, since the rank
+  // waited for is likely waiting for this core.
+  bool oversubscribed_ = false;
   std::vector<std::vector<std::byte>> addresses_;
   std::vector<std::unique_ptr<transport::Endpoint>> endpoints_;
   std::unique_ptr<Comm> world_;
