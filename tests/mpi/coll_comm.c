@@ -217,7 +217,19 @@ int main(int argc, char** argv) {
   MT_CHECK(MPI_Comm_free(&quarter));
   MT_CHECK(MPI_Comm_free(&half));
   MT_CHECK(MPI_Comm_free(&revc));
-  MT_CHECK(MPI_Comm_free(&dup));
+  /* A window outlives the communicator it was made on (MPI-3.1 §6.4.3: freeing only marks it). */
+  {
+    MPI_Win win;
+    int* base;
+    MT_CHECK(MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, dup, &base, &win));
+    *base = -1;
+    MT_CHECK(MPI_Comm_free(&dup));
+    MT_CHECK(MPI_Win_fence(0, win));
+    MT_CHECK(MPI_Put(&me, 1, MPI_INT, (me + 1) % p, 0, 1, MPI_INT, win));
+    MT_CHECK(MPI_Win_fence(0, win));
+    MT_EXPECT(*base == (me + p - 1) % p, "window on a freed communicator: %d", *base);
+    MT_CHECK(MPI_Win_free(&win));
+  }
   MT_EXPECT(dup == MPI_COMM_NULL, "freed handle set to MPI_COMM_NULL");
   MPI_Group* all[] = {&world, &evens, &odds, &u, &x, &dgrp, &rev, &empty_check};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) MT_CHECK(MPI_Group_free(all[i]));
