@@ -214,7 +214,10 @@ bool Channel::trySend(SendState& s) {
   const std::uint64_t pos = s.done * payloadMax;
   const std::size_t len =
       static_cast<std::size_t>(std::min<std::uint64_t>(payloadMax, s.total - pos));
-  const ChunkHeader h{s.total, len, static_cast<std::uint64_t>(s.op->poison)};
+  if (s.op->avail != nullptr && pos + len > *s.op->avail) return false;  // not received yet
+  int poison = s.op->poison;
+  if (poison == 0 && s.op->livePoison != nullptr) poison = *s.op->livePoison;
+  const ChunkHeader h{s.total, len, static_cast<std::uint64_t>(poison)};
   const std::size_t off = slotOff(me_, p.sent);
   if (p.direct != nullptr) {
     std::byte* dst = p.direct + off;
@@ -265,6 +268,10 @@ bool Channel::tryRecv(RecvState& r) {
     }
   }
   if (r.errorClass == 0) unpackTo(*r.cursor, r.base, chunk + sizeof h, h.len);
+  if (r.op->progress != nullptr) {
+    *r.op->progress = r.errorClass == 0 ? *r.op->progress + h.len : UINT64_MAX;
+  }
+  if (r.op->errorOut != nullptr && r.errorClass != 0) *r.op->errorOut = r.errorClass;
   ++p.received;
   ++r.done;
   writeCounter(peer, consumedOff(me_), p.received, /*arrived=*/false);
@@ -293,6 +300,10 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs) 
       if (s.finished()) continue;
       if (active++ >= inflight_) break;
       const int peer = s.op->peer;
+      if (s.op->avail != nullptr) {
+        const std::uint64_t pos = s.done * payloadMax;
+        if (pos + std::min<std::uint64_t>(payloadMax, s.total - pos) > *s.op->avail) continue;
+      }
       if (resolve(peer).sent - loadLocal(consumedOff(peer)) < kHalves) return true;
     }
     for (auto& r : rs) {

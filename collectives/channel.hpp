@@ -46,6 +46,11 @@ struct SendOp {
   /// failed). The stream is still sent, so the collective completes, and the receiver throws
   /// instead of using the data.
   int poison = 0;
+  /// Pipelining (a tree node forwarding what it receives in the same phase): only the first
+  /// *avail bytes of the stream exist yet, and *livePoison, when nonzero, is an error found
+  /// meanwhile. Null: the whole stream is there.
+  const std::uint64_t* avail = nullptr;
+  const int* livePoison = nullptr;
 };
 
 struct RecvOp {
@@ -55,6 +60,10 @@ struct RecvOp {
   /// When set, the stream's size is whatever the peer sends: the bytes land here (resized) and
   /// `dst` is ignored.
   std::vector<std::byte>* grow = nullptr;
+  /// When set: bytes of the stream unpacked so far (all of them once an error is found, so
+  /// sends gated on it drain), and the error class as soon as it is known.
+  std::uint64_t* progress = nullptr;
+  int* errorOut = nullptr;
 };
 
 class Channel {

@@ -106,12 +106,26 @@ void bcastStream(Comm& c, const Stream& s, int root, Failure& f) {
   if (p == 1) return;
   Tree t(p, c.rank(), root);
   auto& ch = c.channel();
+  const auto kids = t.children();
+  if (t.vr != 0 && !kids.empty()) {
+    // An inner node forwards each chunk to its children as soon as it has unpacked it (one
+    // phase, the sends gated on the receive's progress), so a large broadcast costs about one
+    // message time plus a chunk per level instead of a message time per level.
+    std::uint64_t got = 0;
+    int error = 0;
+    RecvOp r{t.parent(), s, nullptr, &got, &error};
+    std::vector<SendOp> sends;
+    for (auto [v, sz] : kids) sends.push_back({t.real(v), s, 0, &got, &error});
+    f.run(ch, sends, {&r, 1});
+    return;
+  }
   if (t.vr != 0) {
     RecvOp r{t.parent(), s, nullptr};
     f.run(ch, {}, {&r, 1});
+    return;
   }
   std::vector<SendOp> sends;
-  for (auto [v, sz] : t.children()) sends.push_back({t.real(v), s, f.errorClass()});
+  for (auto [v, sz] : kids) sends.push_back({t.real(v), s, 0});
   f.run(ch, sends, {});
 }
 
