@@ -5,6 +5,7 @@
 // chunk so every transfer is many chunks through the two halves of a slot.
 #include <cstdlib>
 #include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -136,6 +137,116 @@ TEST_P(Collectives, FamiliesOnWorldSplitAndDup) {
       none->free();
     }
     half->free();
+  });
+}
+
+// The v-collectives with random counts (zeros included) and gapped displacements on a random
+// split, against the serial answer; every rank draws the same numbers from the printed seed.
+TEST_P(Collectives, RandomVariants) {
+  auto [transport, n, alg, chunk] = GetParam();
+  const std::uint64_t seed = 20261123;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  spawn(n, transport, [&](Context& ctx) {
+    std::mt19937_64 colorRng(seed);
+    std::vector<int> colors(static_cast<std::size_t>(n));
+    for (auto& c : colors) c = static_cast<int>(colorRng() % 2);
+    auto sub = ctx.world().split(colors[static_cast<std::size_t>(ctx.rank())], 0);
+    Comm& c = *sub;
+    const int p = c.size();
+    const int me = c.rank();
+    const auto P = static_cast<std::size_t>(p);
+    const Datatype* it = &intType();
+    for (int round = 0; round < 4; ++round) {
+      std::mt19937_64 rng(seed * 7 + static_cast<std::uint64_t>(round) * 131 +
+                          static_cast<std::uint64_t>(colors[static_cast<std::size_t>(ctx.rank())]));
+      std::vector<int> cnt(P * P), gap(P);
+      for (auto& x : cnt) x = rng() % 4 == 0 ? 0 : static_cast<int>(rng() % 300);
+      for (auto& g : gap) g = static_cast<int>(rng() % 3);
+      const int root = static_cast<int>(rng() % P);
+      auto at = [&](int i, int j) {
+        return cnt[static_cast<std::size_t>(i) * P + static_cast<std::size_t>(j)];
+      };
+      // gatherv and scatterv through `root`, allgatherv of cnt[i][i], alltoallv of cnt[i][j].
+      std::vector<int> rc(P), rd(P), sc(P), sd(P);
+      int ro = 0, so = 0;
+      for (int i = 0; i < p; ++i) {
+        const auto u = static_cast<std::size_t>(i);
+        rc[u] = at(i, root);
+        rd[u] = ro;
+        ro += rc[u] + gap[u];
+      }
+      std::vector<int> s(static_cast<std::size_t>(at(me, root)) + 1),
+          r(static_cast<std::size_t>(ro) + 1, -7);
+      for (int k = 0; k < at(me, root); ++k) s[static_cast<std::size_t>(k)] = v(me, root, k);
+      coll::gatherv(c, s.data(), at(me, root), it, r.data(), rc.data(), rd.data(), it, root);
+      if (me == root) {
+        for (int i = 0; i < p; ++i) {
+          const auto u = static_cast<std::size_t>(i);
+          for (int k = 0; k < rc[u]; ++k)
+            ASSERT_EQ(r[static_cast<std::size_t>(rd[u] + k)], v(i, root, k));
+          for (int g = 0; g < gap[u]; ++g)
+            ASSERT_EQ(r[static_cast<std::size_t>(rd[u] + rc[u] + g)], -7);
+        }
+      }
+      for (int j = 0; j < p; ++j) {
+        const auto u = static_cast<std::size_t>(j);
+        sc[u] = at(root, j);
+        sd[u] = so;
+        so += sc[u] + gap[u];
+      }
+      std::vector<int> big(static_cast<std::size_t>(so) + 1),
+          mine(static_cast<std::size_t>(at(root, me)) + 1, -7);
+      for (int j = 0; j < p; ++j) {
+        for (int k = 0; k < sc[static_cast<std::size_t>(j)]; ++k) {
+          big[static_cast<std::size_t>(sd[static_cast<std::size_t>(j)] + k)] = v(root, j, k);
+        }
+      }
+      coll::scatterv(c, big.data(), sc.data(), sd.data(), it, mine.data(), at(root, me), it, root);
+      for (int k = 0; k < at(root, me); ++k)
+        ASSERT_EQ(mine[static_cast<std::size_t>(k)], v(root, me, k));
+      // alltoallv
+      so = ro = 0;
+      for (int j = 0; j < p; ++j) {
+        const auto u = static_cast<std::size_t>(j);
+        sc[u] = at(me, j);
+        sd[u] = so;
+        so += sc[u] + gap[u];
+        rc[u] = at(j, me);
+        rd[u] = ro;
+        ro += rc[u] + gap[(u + 1) % P];
+      }
+      std::vector<int> as(static_cast<std::size_t>(so) + 1),
+          ar(static_cast<std::size_t>(ro) + 1, -7);
+      for (int j = 0; j < p; ++j) {
+        for (int k = 0; k < sc[static_cast<std::size_t>(j)]; ++k) {
+          as[static_cast<std::size_t>(sd[static_cast<std::size_t>(j)] + k)] = v(me, j, k);
+        }
+      }
+      coll::alltoallv(c, as.data(), sc.data(), sd.data(), it, ar.data(), rc.data(), rd.data(), it);
+      for (int i = 0; i < p; ++i) {
+        const auto u = static_cast<std::size_t>(i);
+        for (int k = 0; k < rc[u]; ++k)
+          ASSERT_EQ(ar[static_cast<std::size_t>(rd[u] + k)], v(i, me, k));
+      }
+      // allgatherv
+      ro = 0;
+      for (int i = 0; i < p; ++i) {
+        const auto u = static_cast<std::size_t>(i);
+        rc[u] = at(i, i);
+        rd[u] = ro;
+        ro += rc[u] + gap[u];
+      }
+      std::vector<int> gs(static_cast<std::size_t>(at(me, me)) + 1),
+          gr(static_cast<std::size_t>(ro) + 1, -7);
+      for (int k = 0; k < at(me, me); ++k) gs[static_cast<std::size_t>(k)] = v(me, me, k);
+      coll::allgatherv(c, gs.data(), at(me, me), it, gr.data(), rc.data(), rd.data(), it);
+      for (int i = 0; i < p; ++i) {
+        const auto u = static_cast<std::size_t>(i);
+        for (int k = 0; k < rc[u]; ++k)
+          ASSERT_EQ(gr[static_cast<std::size_t>(rd[u] + k)], v(i, i, k));
+      }
+    }
+    sub->free();
   });
 }
 
