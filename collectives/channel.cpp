@@ -18,7 +18,6 @@ namespace onesided::detail {
 namespace {
 
 constexpr std::size_t kLine = 64;
-constexpr std::uint64_t kHalves = 2;  // chunks a sender may have unconsumed in one slot
 
 struct InfoHeader {
   std::uint64_t base;
@@ -95,9 +94,15 @@ struct Channel::RecvState {
 Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
     : ctx_(ctx), ranks_(std::move(worldRanks)), me_(me) {
   const std::size_t p = ranks_.size();
-  // Slots shrink as communicators grow, so the region stays near 4 MiB.
-  const std::size_t dflt = std::clamp<std::size_t>((std::size_t{4} << 20) / p / kHalves,
-                                                   std::size_t{4} << 10, std::size_t{64} << 10);
+  // About 1 MiB per region: 64 KiB chunks, as many per pair as fit (2 to 8), so a sender can
+  // run ahead of a receiver that is not scheduled (more ranks than cores) by several chunks;
+  // beyond 8 ranks two chunks per pair, smaller as the communicator grows.
+  constexpr std::size_t kBudget = std::size_t{1} << 20;
+  constexpr std::size_t kMaxPayload = std::size_t{64} << 10;
+  depth_ = envSize("ONESIDED_COLL_DEPTH", std::clamp<std::size_t>(kBudget / p / kMaxPayload, 2, 8),
+                   2, 1024);
+  const std::size_t dflt =
+      std::clamp<std::size_t>(kBudget / p / depth_, std::size_t{4} << 10, kMaxPayload);
   const std::size_t payload = envSize("ONESIDED_COLL_CHUNK", dflt, 8, std::size_t{64} << 20);
   half_ = (sizeof(ChunkHeader) + payload + kLine - 1) / kLine * kLine;
   inflight_ = static_cast<int>(envSize("ONESIDED_COLL_INFLIGHT", 4, 1, 1 << 20));
@@ -111,7 +116,7 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
       throw Error(kErrArg, "ONESIDED_COLL_ALG=" + s + ": expected auto, linear or tree");
     }
   }
-  regionBytes_ = 2 * p * kLine + p * kHalves * half_;
+  regionBytes_ = 2 * p * kLine + p * depth_ * half_;
   region_ = ctx_.transport().registerMemory(nullptr, regionBytes_, transport::Placement::kAllocate,
                                             transport::Access::kRemoteWrite);
   std::memset(region_->base(), 0, 2 * p * kLine);
@@ -167,6 +172,9 @@ Channel::Peer& Channel::resolve(int member) {
       p.direct = lo != nullptr && hi == lo + regionBytes_ - 1 ? lo : nullptr;
     }
     p.resolved = true;
+    log::core().debug("collective scratch of member {} (world {}): {}", member,
+                      ranks_[static_cast<std::size_t>(member)],
+                      p.direct != nullptr ? "direct" : "transport");
   }
   return p;
 }
@@ -181,7 +189,7 @@ std::size_t Channel::consumedOff(int member) const {
 
 std::size_t Channel::slotOff(int member, std::uint64_t chunk) const {
   return 2 * ranks_.size() * kLine +
-         (static_cast<std::size_t>(member) * kHalves + chunk % kHalves) * half_;
+         (static_cast<std::size_t>(member) * depth_ + chunk % depth_) * half_;
 }
 
 std::uint64_t Channel::loadLocal(std::size_t off) const {
@@ -209,7 +217,7 @@ void Channel::writeCounter(int member, std::size_t off, std::uint64_t value, boo
 bool Channel::trySend(SendState& s) {
   const int peer = s.op->peer;
   Peer& p = resolve(peer);
-  if (p.sent - loadLocal(consumedOff(peer)) >= kHalves) return false;
+  if (p.sent - loadLocal(consumedOff(peer)) >= depth_) return false;
   const std::size_t payloadMax = half_ - sizeof(ChunkHeader);
   const std::uint64_t pos = s.done * payloadMax;
   const std::size_t len =
@@ -304,7 +312,7 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs) 
         const std::uint64_t pos = s.done * payloadMax;
         if (pos + std::min<std::uint64_t>(payloadMax, s.total - pos) > *s.op->avail) continue;
       }
-      if (resolve(peer).sent - loadLocal(consumedOff(peer)) < kHalves) return true;
+      if (resolve(peer).sent - loadLocal(consumedOff(peer)) < depth_) return true;
     }
     for (auto& r : rs) {
       if (!r.finished() && loadLocal(arrivedOff(r.op->peer)) >

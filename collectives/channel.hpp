@@ -8,9 +8,10 @@
 // there with one-sided puts (or stores, on the load / store path) and then, once the data is
 // known to be complete (flushed, or release-ordered), writes the new chunk count into r's
 // arrived[s]. Rank r unpacks the chunk and writes its consumed count into s's consumed[r], which
-// lets s reuse that half of the slot (two halves: the next chunk is written while the last one
-// is unpacked). Counters only grow over the communicator's life, so consecutive collectives
-// need no reset and a fast rank cannot confuse a slow one.
+// lets s reuse that part of the slot (a slot holds `depth` chunks, 2 to 8: a sender writes the
+// next chunks while the receiver unpacks the earlier ones, or is not running). Counters only grow
+// over the communicator's life, so consecutive collectives need no reset and a fast rank cannot
+// confuse a slow one.
 //
 // There is no matching and no tags: a collective's algorithm decides, on both sides, which
 // member writes which stream to which member in which phase; run() moves one phase. Sends are
@@ -119,7 +120,8 @@ class Channel {
   Context& ctx_;
   std::vector<int> ranks_;
   int me_;
-  std::size_t half_ = 0;  // bytes per half slot (header + payload)
+  std::size_t half_ = 0;   // bytes per chunk buffer (header + payload)
+  std::size_t depth_ = 2;  // chunk buffers per pair: chunks written and not yet consumed
   std::size_t regionBytes_ = 0;
   std::unique_ptr<transport::MemoryRegion> region_;
   std::vector<Peer> peers_;

@@ -11,8 +11,9 @@
 // (more) or kErrCount (less) at the receiver, leaving that part untouched.
 //
 // ONESIDED_COLL_ALG=linear|tree forces an algorithm family wide (default: by size and process
-// count); ONESIDED_COLL_CHUNK (payload bytes per scratch chunk) and ONESIDED_COLL_INFLIGHT (sends
-// in flight per phase) tune the scratch channel.
+// count); ONESIDED_COLL_CHUNK (payload bytes per scratch chunk), ONESIDED_COLL_DEPTH (chunks a
+// sender may be ahead of its peer) and ONESIDED_COLL_INFLIGHT (sends in flight per phase) tune
+// the scratch channel.
 #pragma once
 
 #include <cstdint>
