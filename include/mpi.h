@@ -327,6 +327,13 @@ int MPI_Win_flush_local(int rank, MPI_Win win);
 int MPI_Win_flush_all(MPI_Win win);
 int MPI_Win_flush_local_all(MPI_Win win);
 int MPI_Win_sync(MPI_Win win);
+/* General active target synchronisation (PSCW) and the window's group. */
+int MPI_Win_post(MPI_Group group, int assert, MPI_Win win);
+int MPI_Win_start(MPI_Group group, int assert, MPI_Win win);
+int MPI_Win_complete(MPI_Win win);
+int MPI_Win_wait(MPI_Win win);
+int MPI_Win_test(MPI_Win win, int* flag);
+int MPI_Win_get_group(MPI_Win win, MPI_Group* group);
 
 /* Accumulate and atomics. */
 int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,

@@ -6,13 +6,14 @@
 #include "capi/state.hpp"
 
 namespace onesided::capi {
-namespace {
 
 MPI_Group addGroup(Group g) {
   auto& groups = state().groups;
   groups.push_back(std::make_unique<Group>(std::move(g)));
   return static_cast<MPI_Group>(groups.size() - 1);
 }
+
+namespace {
 
 MPI_Comm addComm(std::unique_ptr<Comm> c, MPI_Errhandler eh) {
   if (!c) return MPI_COMM_NULL;

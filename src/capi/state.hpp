@@ -117,6 +117,8 @@ CommEntry& commEntry(MPI_Comm comm);
 Comm& comm(MPI_Comm comm);
 /// A group handle's group (MPI_GROUP_EMPTY included); MPI_ERR_GROUP naming the handle otherwise.
 Group& group(MPI_Group group);
+/// A new group handle for `g` (handles are never reused).
+MPI_Group addGroup(Group g);
 inline WinEntry& winEntry(MPI_Win win) {
   State& s = state();
   if (s.initialized && !s.finalized && win > 0 && static_cast<std::size_t>(win) < s.wins.size())
