@@ -197,15 +197,19 @@ const transport::MemoryRegion* Context::findMemory(const void* p, std::size_t le
   return a + len <= it->first + r.length() ? &r : nullptr;
 }
 
-bool Context::accumulateByMessage(const Comm& comm) const {
-  if (accMode_ != AccMode::kAuto) return accMode_ == AccMode::kMessage;
+bool Context::sameNode(const Comm& comm) const {
   // Every member answers alike: it is on one node with all others exactly when all of them are
   // on its node.
   const auto peers = boot_->nodePeers();
   for (int r = 0; r < comm.size(); ++r) {
-    if (!std::binary_search(peers.begin(), peers.end(), comm.worldRank(r))) return true;
+    if (!std::binary_search(peers.begin(), peers.end(), comm.worldRank(r))) return false;
   }
-  return false;
+  return true;
+}
+
+bool Context::accumulateByMessage(const Comm& comm) const {
+  if (accMode_ != AccMode::kAuto) return accMode_ == AccMode::kMessage;
+  return !sameNode(comm);
 }
 
 detail::Inboxes& Context::inboxes() {

@@ -92,6 +92,8 @@ class Context {
   void progress();
   /// Whether windows over `comm` accumulate by active message (the same answer on every member).
   [[nodiscard]] bool accumulateByMessage(const Comm& comm) const;
+  /// Whether every member of `comm` is on this rank's node (the same answer on every member).
+  [[nodiscard]] bool sameNode(const Comm& comm) const;
   /// The windows whose inboxes this rank serves (and the progress thread serving them).
   detail::Inboxes& inboxes();
   /// Spins (driving progress) until done() is true, then backs off to yielding and sleeping so

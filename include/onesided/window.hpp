@@ -169,7 +169,8 @@ class Window {
     std::uint64_t ctlBase = 0;
     std::vector<std::byte> ctlPackedKey;
     std::unique_ptr<transport::RemoteKey> ctlKey;
-    std::uint8_t lock = 0;  // kLockNone / kLockShared / kLockExclusive, | kLockNocheck
+    std::byte* ctlDirect = nullptr;  // the control words' local address, with cpuAtomics_
+    std::uint8_t lock = 0;           // kLockNone / kLockShared / kLockExclusive, | kLockNocheck
     // Accumulates by active message to this target (src/window/am.cpp): tickets sent, and the
     // target's applied / released counters as last read.
     std::uint64_t amSent = 0;
@@ -214,6 +215,12 @@ class Window {
   void markDirty(int target);
   /// Completes every operation issued to `target` (or to all when target < 0).
   void complete(int target);
+  /// An 8-byte atomic on the word at remote address `raddr` of `target`'s window: a CPU atomic
+  /// on windows with cpuAtomics_ (aligned words), the transport's otherwise. Returns the old value.
+  std::uint64_t atomic64(int target, int op, std::uint64_t operand, std::uint64_t compare,
+                         std::uint64_t raddr);
+  /// Decides cpuAtomics_ with the other ranks (setUp).
+  void agreeOnCpuAtomics(std::size_t ctlBytes);
   /// A remote atomic on one of `target`'s control words; returns the old value.
   std::uint64_t control(int target, int word, int op, std::uint64_t operand,
                         std::uint64_t compare = 0);
@@ -301,6 +308,10 @@ class Window {
   // Accumulate by active message: whether this window uses it (the same on every rank), and
   // the target side's counters: messages applied, slots released, slots whose reply awaits the
   // origin's acknowledgement.
+  // Every rank reaches every target's window and control words with loads and stores (one
+  // node, shared memory): then every atomic of the window, from every rank, is a CPU atomic and
+  // none a transport's, so the two never meet on a word. Agreed on at creation.
+  bool cpuAtomics_ = false;
   bool amMode_ = false;
   bool amRegistered_ = false;
   std::uint64_t amApplied_ = 0;

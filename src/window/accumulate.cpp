@@ -152,12 +152,17 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
     if (compare != nullptr) {
       std::uint64_t cmp = 0;
       std::memcpy(&cmp, compare, 8);
-      ep.atomic(transport::AtomicOp::kCompareSwap, 8, operand, cmp, &prev, raddr, *t.key);
+      prev = atomic64(target, static_cast<int>(transport::AtomicOp::kCompareSwap), operand, cmp,
+                      raddr);
     } else {
-      ep.atomic(op == Op::kReplace ? transport::AtomicOp::kSwap : transport::AtomicOp::kFetchAdd, 8,
-                operand, 0, &prev, raddr, *t.key);
+      prev = atomic64(target,
+                      static_cast<int>(op == Op::kReplace ? transport::AtomicOp::kSwap
+                                                          : transport::AtomicOp::kFetchAdd),
+                      operand, 0, raddr);
     }
-    if (result != nullptr) {
+    if (result != nullptr && &rtype == &ttype) {
+      std::memcpy(result, &prev, 8);  // the usual MPI_Fetch_and_op: no walk
+    } else if (result != nullptr) {
       const std::byte* from = reinterpret_cast<const std::byte*>(&prev);
       walk(
           static_cast<std::byte*>(result), static_cast<std::size_t>(rcount), rtype, 0, 1, ttype,
@@ -188,7 +193,7 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
   std::vector<std::byte>& old = accOld_;
 
   if (isInt64(kind)) {
-    // Element by element on the transport's atomics; `at` walks the packed stream.
+    // Element by element on 8-byte atomics (atomic64); `at` walks the packed stream.
     walk(old.data(), 1, packed, offset, static_cast<std::size_t>(tcount), ttype,
          [&](std::byte* o, std::uint64_t toff, std::size_t len) {
            const auto at = static_cast<std::size_t>(o - old.data());
@@ -196,22 +201,24 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
              const std::uint64_t raddr = t.base + toff + k;
              const std::uint64_t operand = noOp ? 0 : load64(src + at + k);
              std::uint64_t prev = 0;
+             using transport::AtomicOp;
+             auto atom = [&](AtomicOp a, std::uint64_t v, std::uint64_t cmp) {
+               return atomic64(target, static_cast<int>(a), v, cmp, raddr);
+             };
              if (compare != nullptr) {
-               ep.atomic(transport::AtomicOp::kCompareSwap, 8, operand,
-                         load64(static_cast<const std::byte*>(compare)), &prev, raddr, *t.key);
+               prev = atom(AtomicOp::kCompareSwap, operand,
+                           load64(static_cast<const std::byte*>(compare)));
              } else if (op == Op::kSum || noOp) {
-               ep.atomic(transport::AtomicOp::kFetchAdd, 8, operand, 0, &prev, raddr, *t.key);
+               prev = atom(AtomicOp::kFetchAdd, operand, 0);
              } else if (op == Op::kReplace) {
-               ep.atomic(transport::AtomicOp::kSwap, 8, operand, 0, &prev, raddr, *t.key);
+               prev = atom(AtomicOp::kSwap, operand, 0);
              } else {
-               ep.atomic(transport::AtomicOp::kFetchAdd, 8, 0, 0, &prev, raddr, *t.key);
+               prev = atom(AtomicOp::kFetchAdd, 0, 0);
                for (;;) {
                  std::byte next[8];
                  std::memcpy(next, &prev, 8);
                  applyOp(op, kind, next, src + at + k, 1);
-                 std::uint64_t seen = 0;
-                 ep.atomic(transport::AtomicOp::kCompareSwap, 8, load64(next), prev, &seen, raddr,
-                           *t.key);
+                 const std::uint64_t seen = atom(AtomicOp::kCompareSwap, load64(next), prev);
                  if (seen == prev) break;
                  prev = seen;
                }

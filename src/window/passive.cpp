@@ -15,6 +15,7 @@
 // the target with atomics nor spin a shared core.
 #include <sys/types.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <string>
@@ -49,17 +50,90 @@ void Window::checkRank(int target) const {
   }
 }
 
+namespace {
+
+std::uint64_t cpuAtomic(std::byte* p, transport::AtomicOp op, std::uint64_t operand,
+                        std::uint64_t compare) {
+  std::atomic_ref<std::uint64_t> a(*reinterpret_cast<std::uint64_t*>(p));
+  switch (op) {
+    case transport::AtomicOp::kFetchAdd:
+      return a.fetch_add(operand);
+    case transport::AtomicOp::kSwap:
+      return a.exchange(operand);
+    case transport::AtomicOp::kCompareSwap:
+      a.compare_exchange_strong(compare, operand);
+      return compare;
+  }
+  return 0;
+}
+
+}  // namespace
+
 std::uint64_t Window::control(int target, int word, int op, std::uint64_t operand,
                               std::uint64_t compare) {
   Target& t = targets_[static_cast<std::size_t>(target)];
+  if (cpuAtomics_) {
+    return cpuAtomic(t.ctlDirect + static_cast<std::size_t>(word) * 8,
+                     static_cast<transport::AtomicOp>(op), operand, compare);
+  }
   auto& ep = comm_.context().endpoint(comm_.worldRank(target));
   if (!t.ctlKey) t.ctlKey = ep.unpackRkey(t.ctlPackedKey);
   std::uint64_t old = 0;
-  // Always through the transport, also for this rank's own words and on-node peers: a CPU
-  // atomic is not atomic with respect to a NIC's.
+  // Through the transport, also for this rank's own words and on-node peers: a CPU atomic is
+  // not atomic with respect to a NIC's (unless no rank uses the NIC's: cpuAtomics_).
   ep.atomic(static_cast<transport::AtomicOp>(op), 8, operand, compare, &old,
             t.ctlBase + static_cast<std::uint64_t>(word) * 8, *t.ctlKey);
   return old;
+}
+
+std::uint64_t Window::atomic64(int target, int op, std::uint64_t operand, std::uint64_t compare,
+                               std::uint64_t raddr) {
+  Target& t = targets_[static_cast<std::size_t>(target)];
+  if (cpuAtomics_ && raddr % 8 == 0) {
+    return cpuAtomic(t.direct + (raddr - t.base), static_cast<transport::AtomicOp>(op), operand,
+                     compare);
+  }
+  auto& ep = comm_.context().endpoint(comm_.worldRank(target));
+  if (!t.key) t.key = ep.unpackRkey(t.packedKey);
+  std::uint64_t old = 0;
+  ep.atomic(static_cast<transport::AtomicOp>(op), 8, operand, compare, &old, raddr, *t.key);
+  return old;
+}
+
+void Window::agreeOnCpuAtomics(std::size_t ctlBytes) {
+  cpuAtomics_ = false;
+  // Only windows on one node can qualify; every rank knows alike whether this one is, so the
+  // others skip the agreement round together.
+  if (!comm_.context().sameNode(comm_)) return;
+  bool ok = true;
+  const int p = comm_.size();
+  for (int r = 0; r < p && ok; ++r) {
+    Target& t = resolve(r);
+    if (t.size > 0 && (t.direct == nullptr || t.directLo != 0 || t.directHi != t.size)) {
+      ok = false;
+      break;
+    }
+    if (r == comm_.rank()) {
+      t.ctlDirect = static_cast<std::byte*>(control_->base());
+      continue;
+    }
+    auto& ep = comm_.context().endpoint(comm_.worldRank(r));
+    if (!t.ctlKey) t.ctlKey = ep.unpackRkey(t.ctlPackedKey);
+    const transport::DirectSpan d = t.ctlKey->direct();
+    if (d.lo <= t.ctlBase && t.ctlBase + ctlBytes <= d.hi) {
+      t.ctlDirect = reinterpret_cast<std::byte*>(t.ctlBase + static_cast<std::uint64_t>(d.delta));
+    } else {
+      ok = false;
+    }
+  }
+  if (p == 1) {
+    cpuAtomics_ = ok;
+    return;
+  }
+  const std::byte mine{static_cast<unsigned char>(ok ? 1 : 0)};
+  const auto all = comm_.allgather({&mine, 1});
+  cpuAtomics_ = std::all_of(all.begin(), all.end(),
+                            [](const auto& b) { return !b.empty() && b[0] == std::byte{1}; });
 }
 
 void Window::retryPause(unsigned attempt) {

@@ -284,6 +284,7 @@ void Window::setUp(void* base, std::size_t size, int failClass, const std::strin
   }
   if (failClass != kSuccess) throw Error(failClass, failure);
   sync_->connect(syncInfos);
+  agreeOnCpuAtomics(kControlBytes + (amMode_ ? detail::kInboxBytes : 0));
   if (amMode_) {
     amAwaitingAck_.assign(detail::kSlotCount, 0);
     amRegistered_ = true;  // before add(): its lock publishes this to the progress thread
