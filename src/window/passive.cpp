@@ -103,8 +103,9 @@ std::uint64_t Window::atomic64(int target, int op, std::uint64_t operand, std::u
 void Window::agreeOnCpuAtomics(std::size_t ctlBytes) {
   cpuAtomics_ = false;
   // Only windows on one node can qualify; every rank knows alike whether this one is, so the
-  // others skip the agreement round together.
-  if (!comm_.context().sameNode(comm_)) return;
+  // others skip the agreement round together. Dynamic windows are reached through the keys of
+  // attached regions, not a base: they keep the transport's atomics.
+  if (flavor_ == Flavor::kDynamic || !comm_.context().sameNode(comm_)) return;
   bool ok = true;
   const int p = comm_.size();
   for (int r = 0; r < p && ok; ++r) {

@@ -372,9 +372,13 @@ std::uint64_t Window::check(const char* what, const void* origin, std::int64_t o
                               std::to_string(static_cast<std::uint64_t>(tb)) + " bytes)" +
                               (ob == tb ? ": the type signatures differ" : ""));
   }
+  // A predefined type (MPI_Fetch_and_op, MPI_Put of doubles...): one run, no overlaps, and a
+  // footprint by multiplication.
+  const bool plain = sameShape && otype.isPredefined();
   std::int64_t olo = 0;
   std::int64_t ohi = 0;
-  if (!otype.footprint(static_cast<std::size_t>(ocount), olo, ohi)) {
+  if (plain ? __builtin_mul_overflow(ocount, static_cast<std::int64_t>(otype.size()), &ohi)
+            : !otype.footprint(static_cast<std::size_t>(ocount), olo, ohi)) {
     throw Error(kErrCount, "origin " + str(ocount) + " x " + otype.describe() +
                                " spans more than the address range");
   }
@@ -384,11 +388,11 @@ std::uint64_t Window::check(const char* what, const void* origin, std::int64_t o
   }
   // MPI-3.1 §11.7: a put (accumulate) must not write a target byte twice, and a get must not
   // write an origin byte twice; which byte wins would be undefined.
-  if (isPut && ttype.overlaps(static_cast<std::size_t>(tcount))) {
+  if (isPut && !plain && ttype.overlaps(static_cast<std::size_t>(tcount))) {
     throw Error(kErrType, "target " + str(tcount) + " x " + ttype.describe() +
                               " has overlapping entries: a put may not write a byte twice");
   }
-  if (!isPut && otype.overlaps(static_cast<std::size_t>(ocount))) {
+  if (!isPut && !plain && otype.overlaps(static_cast<std::size_t>(ocount))) {
     throw Error(kErrType, "origin " + str(ocount) + " x " + otype.describe() +
                               " has overlapping entries: a get may not write a byte twice");
   }
@@ -405,7 +409,11 @@ std::uint64_t Window::check(const char* what, const void* origin, std::int64_t o
   std::int64_t ub = 0;
   std::int64_t lb = 0;
   bool overflow = __builtin_mul_overflow(disp, static_cast<std::int64_t>(t.dispUnit), &offset);
-  overflow = overflow || !ttype.footprint(static_cast<std::size_t>(tcount), lo, hi);
+  if (plain) {
+    hi = ohi;  // the same type and count as the origin's
+  } else {
+    overflow = overflow || !ttype.footprint(static_cast<std::size_t>(tcount), lo, hi);
+  }
   overflow = overflow || __builtin_add_overflow(offset, hi, &ub);
   overflow = overflow || __builtin_add_overflow(offset, lo, &lb);
   if (overflow || lb < 0 || static_cast<std::uint64_t>(ub) > t.size) {
