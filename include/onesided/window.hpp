@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -42,6 +43,30 @@ enum Assert : int {
 /// MPI_Win_lock's lock types (the MPI_LOCK_* values of <mpi.h>).
 enum class LockType : int { kExclusive = 234, kShared = 235 };
 
+/// The window info keys this runtime understands (MPI-3.1 §11.2.1, MPI_Win_set_info), with their
+/// defaults. What each does here:
+///   - noLocks (no_locks): the program promises never to lock the window; MPI_Win_lock and
+///     MPI_Win_lock_all then fail with kErrRmaSync naming the hint instead of taking a lock that
+///     the promise says nobody else checks.
+///   - sameSize / sameDispUnit (same_size, same_disp_unit): checked once against the creation
+///     allgather, which every rank sees identically, so a false promise fails the creation on
+///     every rank (kErrInfoValue). Nothing else changes: each target's remote key differs from
+///     rank to rank whatever the sizes, so per-target state stays O(p) (see README).
+///   - accumulateOps (accumulate_ops: same_op_no_op or same_op) and accumulateOrdering
+///     (accumulate_ordering: "none" or a comma list of rar, raw, war, waw): recorded and returned
+///     by MPI_Win_get_info. The accumulate path is chosen by element type alone and every
+///     accumulate is complete at the target on return (accumulate.cpp), so every combination of
+///     operations is atomic and every ordering holds, whatever the hints allow.
+///   - allocSharedNoncontig (alloc_shared_noncontig): MPI_Win_allocate_shared only.
+struct WindowHints {
+  bool noLocks = false;
+  bool sameSize = false;
+  bool sameDispUnit = false;
+  bool allocSharedNoncontig = false;
+  std::string accumulateOps = "same_op_no_op";
+  std::string accumulateOrdering = "rar,raw,war,waw";
+};
+
 /// An RMA window: this rank's exposed memory plus, per target, its base, size, disp_unit and
 /// key (from one allgather at creation). Every access is bounds-checked at the origin before
 /// anything reaches the transport: an overrun throws Error(kErrRmaRange) and touches nothing.
@@ -53,11 +78,13 @@ class Window {
   /// error class, the others kErrOther naming it), so no rank is left waiting.
   /// `argError`: an argument error the caller already found (it still takes part).
   static std::unique_ptr<Window> create(Comm& comm, void* base, std::int64_t size, int dispUnit,
-                                        const Error* argError = nullptr);
+                                        const Error* argError = nullptr,
+                                        const WindowHints& hints = {});
   /// MPI_Win_allocate: the runtime allocates `size` bytes (in shared memory where the transport
   /// can, so on-node peers store into it directly). Collective over comm.
   static std::unique_ptr<Window> allocate(Comm& comm, std::int64_t size, int dispUnit,
-                                          const Error* argError = nullptr);
+                                          const Error* argError = nullptr,
+                                          const WindowHints& hints = {});
   /// Frees without synchronising (use free() for the collective MPI_Win_free).
   ~Window();
   Window(const Window&) = delete;
@@ -110,6 +137,26 @@ class Window {
   /// MPI_Win_sync: the window is unified (one copy), so a memory barrier.
   void sync();
 
+  // ---- request-based operations (src/window/request.cpp) ----
+  /// Which operations a request (MPI_Rput, MPI_Rget, MPI_Raccumulate, MPI_Rget_accumulate)
+  /// waits for: those issued to `target` before its completion count passes `seq` (0: complete
+  /// when issued). Tickets cost nothing to keep: the window counts, per target, the flushes
+  /// that completed everything issued to it, and a ticket is the count its operation needs.
+  struct Ticket {
+    int target = kProcNull;
+    std::uint64_t seq = 0;
+  };
+  /// Throws kErrRmaSync unless a passive-target epoch (lock or lock_all) is open: request-based
+  /// operations exist only there (MPI-3.1 §11.3.5). `call` names the operation.
+  void requirePassiveEpoch(const char* call) const;
+  /// The ticket of the operation to `target` issued last (call right after issuing it).
+  [[nodiscard]] Ticket ticket(int target) const;
+  /// True when the ticket's operation is complete (also once the window is freed: MPI_Win_free
+  /// needs every epoch closed, which completes everything).
+  [[nodiscard]] bool done(const Ticket& t) const;
+  /// Completes the ticket's operation: a flush of its target only, and only if it is pending.
+  void wait(const Ticket& t);
+
   // ---- accumulate and atomics (src/window/accumulate.cpp) ----
   /// MPI_Accumulate: target = target op origin, element-wise, atomic per element with respect to
   /// every other accumulate (see accumulate.cpp for the two paths and why they never race).
@@ -126,6 +173,11 @@ class Window {
   /// MPI_Compare_and_swap: one element; the target becomes *origin when it equals *compare.
   void compareAndSwap(const void* origin, const void* compare, void* result, const Datatype& type,
                       int target, std::int64_t disp);
+
+  /// MPI_Win_set_info: the hints in effect from now on (same_size and same_disp_unit are only
+  /// checked at creation).
+  void setHints(const WindowHints& hints) { hints_ = hints; }
+  [[nodiscard]] const WindowHints& hints() const noexcept { return hints_; }
 
   [[nodiscard]] void* base() const noexcept { return base_; }
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
@@ -152,7 +204,8 @@ class Window {
     std::uint64_t ctlBase = 0;
     std::vector<std::byte> ctlPackedKey;
     std::unique_ptr<transport::RemoteKey> ctlKey;
-    std::uint8_t lock = 0;  // kLockNone / kLockShared / kLockExclusive, | kLockNocheck
+    std::uint8_t lock = 0;          // kLockNone / kLockShared / kLockExclusive, | kLockNocheck
+    std::uint64_t completions = 0;  // flushes that completed everything issued to this target
   };
   enum class Epoch { kNone, kFence, kPassive };
   static constexpr std::uint8_t kLockNone = 0;
@@ -228,6 +281,7 @@ class Window {
   Comm& comm_;
   Flavor flavor_;
   int dispUnit_;
+  WindowHints hints_;
   void* base_ = nullptr;
   std::size_t size_ = 0;
   std::unique_ptr<transport::MemoryRegion> region_;   // our registration, if we made one

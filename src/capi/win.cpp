@@ -8,10 +8,9 @@
 namespace onesided::capi {
 namespace {
 
+/// MPI_INFO_NULL or a live info object (whose keys MPI_Alloc_mem ignores).
 void checkInfo(MPI_Info info) {
-  // MPI_Info objects arrive with the rest of MPI-3 RMA; until then only MPI_INFO_NULL exists.
-  if (info != MPI_INFO_NULL)
-    throw Error(MPI_ERR_INFO, "invalid info handle " + std::to_string(info));
+  if (info != MPI_INFO_NULL) infoEntry(info);
 }
 
 MPI_Win addWindow(std::unique_ptr<Window> w) {
@@ -74,11 +73,12 @@ int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
                    MPI_Win* win) {
   return call("MPI_Win_create", On::comm(comm), [&] {
     auto& c = capi::comm(comm);
+    onesided::WindowHints hints;
     auto err = capi::precheck([&] {
-      capi::checkInfo(info);
+      hints = capi::windowHints(info);
       capi::requireArg(win, "win");
     });
-    auto w = onesided::Window::create(c, base, size, disp_unit, err.get());
+    auto w = onesided::Window::create(c, base, size, disp_unit, err.get(), hints);
     *win = capi::addWindow(std::move(w));
   });
 }
@@ -87,12 +87,13 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                      MPI_Win* win) {
   return call("MPI_Win_allocate", On::comm(comm), [&] {
     auto& c = capi::comm(comm);
+    onesided::WindowHints hints;
     auto err = capi::precheck([&] {
-      capi::checkInfo(info);
+      hints = capi::windowHints(info);
       capi::requireArg(baseptr, "baseptr");
       capi::requireArg(win, "win");
     });
-    auto w = onesided::Window::allocate(c, size, disp_unit, err.get());
+    auto w = onesided::Window::allocate(c, size, disp_unit, err.get(), hints);
     void* base = w->base();
     std::memcpy(baseptr, &base, sizeof base);
     *win = capi::addWindow(std::move(w));

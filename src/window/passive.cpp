@@ -73,6 +73,11 @@ void Window::retryPause(unsigned attempt) {
 
 void Window::checkLockable(const char* call, int assertion) {
   requireLive();
+  if (hints_.noLocks) {
+    throw Error(kErrRmaSync, std::string("the window has info no_locks=true (the program "
+                                         "promised not to lock it; MPI_Win_set_info can take the "
+                                         "promise back)"));
+  }
   if ((assertion & ~kModeNocheck) != 0) {
     throw Error(kErrAssert, std::string(call) + ": assertion " + str(assertion) +
                                 " has bits other than MPI_MODE_NOCHECK");

@@ -26,7 +26,11 @@ struct InfoHeader {
   std::int64_t dispUnit;
   std::uint64_t keyLen;
   std::int64_t failClass;
+  std::uint64_t hintBits;  // kHintSameSize | kHintSameDispUnit as this rank promised them
 };
+
+constexpr std::uint64_t kHintSameSize = 1;
+constexpr std::uint64_t kHintSameDispUnit = 2;
 
 std::string str(std::int64_t v) { return std::to_string(v); }
 
@@ -162,13 +166,14 @@ std::pair<int, std::string> checkArgs(std::int64_t size, int dispUnit, const Err
 }  // namespace
 
 std::unique_ptr<Window> Window::create(Comm& comm, void* base, std::int64_t size, int dispUnit,
-                                       const Error* argError) {
+                                       const Error* argError, const WindowHints& hints) {
   auto [cls, msg] = checkArgs(size, dispUnit, argError);
   if (cls == kSuccess && base == nullptr && size > 0) {
     cls = kErrBase;
     msg = "base is NULL but size is " + str(size);
   }
   std::unique_ptr<Window> w(new Window(comm, Flavor::kCreate, dispUnit));
+  w->hints_ = hints;
   const auto bytes = cls == kSuccess ? static_cast<std::size_t>(size) : 0;
   if (cls == kSuccess) {
     try {
@@ -189,9 +194,10 @@ std::unique_ptr<Window> Window::create(Comm& comm, void* base, std::int64_t size
 }
 
 std::unique_ptr<Window> Window::allocate(Comm& comm, std::int64_t size, int dispUnit,
-                                         const Error* argError) {
+                                         const Error* argError, const WindowHints& hints) {
   auto [cls, msg] = checkArgs(size, dispUnit, argError);
   std::unique_ptr<Window> w(new Window(comm, Flavor::kAllocate, dispUnit));
+  w->hints_ = hints;
   const auto bytes = cls == kSuccess ? static_cast<std::size_t>(size) : 0;
   if (cls == kSuccess) {
     try {
@@ -239,7 +245,10 @@ void Window::setUp(void* base, std::size_t size, int failClass, const std::strin
     sync.assign(failure.size(), std::byte{});
     std::memcpy(sync.data(), failure.data(), failure.size());
   }
-  InfoHeader h{reinterpret_cast<std::uint64_t>(base), size, dispUnit_, key.size(), failClass};
+  const std::uint64_t hintBits =
+      (hints_.sameSize ? kHintSameSize : 0) | (hints_.sameDispUnit ? kHintSameDispUnit : 0);
+  InfoHeader h{
+      reinterpret_cast<std::uint64_t>(base), size, dispUnit_, key.size(), failClass, hintBits};
   std::vector<std::byte> blob(sizeof h + key.size() + sync.size());
   std::memcpy(blob.data(), &h, sizeof h);
   std::copy(key.begin(), key.end(), blob.begin() + sizeof h);
@@ -277,6 +286,27 @@ void Window::setUp(void* base, std::size_t size, int failClass, const std::strin
     }
   }
   if (failClass != kSuccess) throw Error(failClass, failure);
+  // same_size / same_disp_unit: every rank sees the same gathered headers, so every rank reaches
+  // the same verdict on a false promise (by any rank) and they all fail together.
+  for (std::size_t i = 0; i < p; ++i) {
+    InfoHeader t{};
+    std::memcpy(&t, all[i].data(), sizeof t);
+    for (std::size_t j = 0; j < p; ++j) {
+      if ((t.hintBits & kHintSameSize) != 0 && targets_[j].size != targets_[0].size) {
+        throw Error(kErrInfoValue,
+                    "rank " + std::to_string(i) + " passed info same_size=true, but rank " +
+                        std::to_string(j) + " has " + std::to_string(targets_[j].size) +
+                        " bytes and rank 0 " + std::to_string(targets_[0].size));
+      }
+      if ((t.hintBits & kHintSameDispUnit) != 0 && targets_[j].dispUnit != targets_[0].dispUnit) {
+        throw Error(kErrInfoValue, "rank " + std::to_string(i) +
+                                       " passed info same_disp_unit=true, but rank " +
+                                       std::to_string(j) + " has disp_unit " +
+                                       std::to_string(targets_[j].dispUnit) + " and rank 0 " +
+                                       std::to_string(targets_[0].dispUnit));
+      }
+    }
+  }
   sync_->connect(syncInfos);
   SPDLOG_LOGGER_DEBUG(&log::core(), "window {} bytes at {} (flavor {}), {} ranks", size, base,
                       static_cast<int>(flavor_), p);
@@ -643,7 +673,10 @@ void Window::completeIssued() {
     } else {
       for (int t : dirty_) ctx.endpoint(comm_.worldRank(t)).flush();
     }
-    for (int t : dirty_) isDirty_[static_cast<std::size_t>(t)] = false;
+    for (int t : dirty_) {
+      isDirty_[static_cast<std::size_t>(t)] = false;
+      ++targets_[static_cast<std::size_t>(t)].completions;
+    }
     dirty_.clear();
   }
   // Gets through the bounce buffer have landed there: now into the origin buffers.
@@ -673,6 +706,7 @@ void Window::complete(int target) {
     if (isDirty_[static_cast<std::size_t>(target)]) {
       comm_.context().endpoint(comm_.worldRank(target)).flush();
       isDirty_[static_cast<std::size_t>(target)] = false;
+      ++targets_[static_cast<std::size_t>(target)].completions;
       std::erase(dirty_, target);
     }
   } else if (!dirty_.empty() || bounceUsed_ != 0) {
