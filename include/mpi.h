@@ -390,6 +390,12 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int* outcount,
                  int array_of_indices[], MPI_Status array_of_statuses[]);
 int MPI_Request_free(MPI_Request* request);
 
+/* Dynamic windows (issue 6): targets addressed by absolute address (MPI_Get_address), disp_unit
+ * 1; an access outside every region attached at the target is MPI_ERR_RMA_RANGE at the origin. */
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win);
+int MPI_Win_attach(MPI_Win win, void* base, MPI_Aint size);
+int MPI_Win_detach(MPI_Win win, const void* base);
+
 /* Errors. */
 int MPI_Error_string(int errorcode, char* string, int* resultlen);
 int MPI_Error_class(int errorcode, int* errorclass);

@@ -24,7 +24,8 @@ struct Iov;
 }  // namespace transport
 namespace detail {
 class SyncRegion;
-}
+struct DynamicState;
+}  // namespace detail
 
 /// A target rank that makes an operation a no-op (MPI_PROC_NULL).
 constexpr int kProcNull = -2;
@@ -85,6 +86,19 @@ class Window {
   static std::unique_ptr<Window> allocate(Comm& comm, std::int64_t size, int dispUnit,
                                           const Error* argError = nullptr,
                                           const WindowHints& hints = {});
+  /// MPI_Win_create_dynamic: no memory at first; each rank attaches regions (attach / detach) and
+  /// targets are addressed by absolute address (MPI_Get_address) with disp_unit 1. An access
+  /// outside every region attached at the target fails at the origin with kErrRmaRange: the
+  /// origin caches each target's attach table, re-reads it with one-sided gets when a lookup
+  /// misses, and checks it is current once per epoch (dynamic.cpp). Collective over comm.
+  static std::unique_ptr<Window> createDynamic(Comm& comm, const Error* argError = nullptr,
+                                               const WindowHints& hints = {});
+  /// MPI_Win_attach: exposes [base, base + size) in a dynamic window. Overlapping a region
+  /// attached before (or more than detail::kMaxAttach regions) is kErrRmaAttach. Local.
+  void attach(void* base, std::int64_t size);
+  /// MPI_Win_detach: the region attached at `base`; kErrRmaAttach when there is none. Local.
+  void detach(const void* base);
+
   /// Frees without synchronising (use free() for the collective MPI_Win_free).
   ~Window();
   Window(const Window&) = delete;
@@ -195,7 +209,10 @@ class Window {
     std::uint64_t size = 0;
     int dispUnit = 1;
     std::vector<std::byte> packedKey;
-    std::unique_ptr<transport::RemoteKey> key;  // unpacked on first access
+    std::unique_ptr<transport::RemoteKey> ownKey;  // unpacked on first access
+    // The key in use: ownKey's, or in a dynamic window the key of the region the access in
+    // progress lies in (set by check()).
+    transport::RemoteKey* key = nullptr;
     std::byte* direct = nullptr;  // local address of window offset 0 on the load / store path
     std::uint64_t directLo = 0;   // window offsets [directLo, directHi) are on that path
     std::uint64_t directHi = 0;
@@ -223,6 +240,13 @@ class Window {
   /// The creation allgather. `failure` (class, message) is this rank's error so far, if any.
   void setUp(void* base, std::size_t size, int failClass, const std::string& failure);
   Target& resolve(int target);
+  /// Dynamic windows: finds the region at `target` holding bytes [lo, hi) and makes its key
+  /// the target's current one; kErrRmaRange when there is none, after re-reading the table.
+  void dynamicRegion(const char* what, int target, std::uint64_t lo, std::uint64_t hi);
+  /// Re-reads `target`'s attach table if it changed since the cached copy.
+  void readTable(int target);
+  /// Rewrites this rank's attach table from dyn_->attached (seqlock, dynamic.hpp).
+  void publishTable();
   /// Validates a put / get and returns the byte offset in the target's window.
   std::uint64_t check(const char* what, const void* origin, std::int64_t ocount,
                       const Datatype& otype, int target, std::int64_t disp, std::int64_t tcount,
@@ -307,6 +331,8 @@ class Window {
   std::vector<std::byte> accOld_;
   std::vector<std::byte> accNew_;
   bool freed_ = false;
+  std::uint64_t epochs_ = 0;  // epochs opened (fence, lock, lock_all): dynamic tables' checks
+  std::unique_ptr<detail::DynamicState> dyn_;
 };
 
 }  // namespace onesided

@@ -100,6 +100,27 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
   });
 }
 
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
+  return call("MPI_Win_create_dynamic", On::comm(comm), [&] {
+    auto& c = capi::comm(comm);
+    onesided::WindowHints hints;
+    auto err = capi::precheck([&] {
+      hints = capi::windowHints(info);
+      capi::requireArg(win, "win");
+    });
+    auto w = onesided::Window::createDynamic(c, err.get(), hints);
+    *win = capi::addWindow(std::move(w));
+  });
+}
+
+int MPI_Win_attach(MPI_Win win, void* base, MPI_Aint size) {
+  return call("MPI_Win_attach", On::win(win), [&] { capi::winEntry(win).win->attach(base, size); });
+}
+
+int MPI_Win_detach(MPI_Win win, const void* base) {
+  return call("MPI_Win_detach", On::win(win), [&] { capi::winEntry(win).win->detach(base); });
+}
+
 int MPI_Win_free(MPI_Win* win) {
   return call("MPI_Win_free", On::win(win != nullptr ? *win : MPI_WIN_NULL), [&] {
     capi::requireArg(win, "win");

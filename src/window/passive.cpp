@@ -154,6 +154,7 @@ void Window::lock(LockType type, int target, int assertion) {
   if (epoch_ == Epoch::kFence) pendingOps_ = 0;
   epoch_ = Epoch::kPassive;
   allOpen_ = false;
+  ++epochs_;
 }
 
 void Window::unlock(int target) {
@@ -202,6 +203,7 @@ void Window::lockAll(int assertion) {
   pendingOps_ = 0;
   epoch_ = Epoch::kPassive;
   allOpen_ = true;
+  ++epochs_;
 }
 
 void Window::unlockAll() {

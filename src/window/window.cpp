@@ -15,6 +15,7 @@
 #include "onesided/errors.hpp"
 #include "transport/transport.hpp"
 #include "window/barrier.hpp"
+#include "window/dynamic.hpp"
 #include "window/sync.hpp"
 
 namespace onesided {
@@ -148,6 +149,7 @@ Window::Window(Comm& comm, Flavor flavor, int dispUnit)
 Window::~Window() {
   // Keys belong to endpoints and are released first; then the sync region and our memory.
   targets_.clear();
+  dyn_.reset();
   sync_.reset();
   control_.reset();
   region_.reset();
@@ -320,7 +322,8 @@ Window::Target& Window::resolve(int target) {
       t.directHi = t.size;
     } else if (t.size > 0) {
       auto& ep = comm_.context().endpoint(comm_.worldRank(target));
-      t.key = ep.unpackRkey(t.packedKey);
+      t.ownKey = ep.unpackRkey(t.packedKey);
+      t.key = t.ownKey.get();
       // The part of the window that loads and stores reach, as window offsets.
       const transport::DirectSpan d = t.key->direct();
       const std::uint64_t lo = std::clamp(d.lo, t.base, t.base + t.size);
@@ -433,6 +436,9 @@ std::uint64_t Window::check(const char* what, const void* origin, std::int64_t o
                                             : str(ub)) +
                                   " of rank " + str(target) + "'s window of " +
                                   std::to_string(t.size) + " bytes");
+  }
+  if (flavor_ == Flavor::kDynamic) {
+    dynamicRegion(what, target, static_cast<std::uint64_t>(lb), static_cast<std::uint64_t>(ub));
   }
   return static_cast<std::uint64_t>(offset);
 }
@@ -797,6 +803,7 @@ void Window::fence(int assertion) {
   if (syncNeeded) sync_->barrier();
   epoch_ = (assertion & kModeNosucceed) != 0 ? Epoch::kNone : Epoch::kFence;
   allOpen_ = epoch_ == Epoch::kFence;
+  ++epochs_;
 }
 
 void Window::free() {
@@ -815,6 +822,7 @@ void Window::free() {
   epoch_ = Epoch::kNone;
   allOpen_ = false;
   targets_.clear();
+  dyn_.reset();
   sync_.reset();
   control_.reset();
   region_.reset();

@@ -21,6 +21,7 @@ static void expect_class(const char* what, int rc, int want) {
   int len = 0;
   if (rc != MPI_SUCCESS) MPI_Error_string(rc, msg, &len);
   MT_EXPECT(cls == want, "%s: class %d, expected %d (%s)", what, cls, want, msg);
+  if (cls == want && mt_rank == 0) fprintf(stderr, "ok %s (%s)\n", what, msg);
 }
 
 static int value(int owner, int round, int i) { return owner * 100000 + round * 1000 + i; }
