@@ -396,6 +396,13 @@ int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win);
 int MPI_Win_attach(MPI_Win win, void* base, MPI_Aint size);
 int MPI_Win_detach(MPI_Win win, const void* base);
 
+/* Shared-memory windows (issue 6): ranks on one node; contiguous unless the info key
+ * alloc_shared_noncontig is "true". MPI_Win_shared_query with MPI_PROC_NULL: the lowest rank whose
+ * size is not 0. */
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                            void* baseptr, MPI_Win* win);
+int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr);
+
 /* Errors. */
 int MPI_Error_string(int errorcode, char* string, int* resultlen);
 int MPI_Error_class(int errorcode, int* errorclass);

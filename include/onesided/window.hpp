@@ -86,6 +86,20 @@ class Window {
   static std::unique_ptr<Window> allocate(Comm& comm, std::int64_t size, int dispUnit,
                                           const Error* argError = nullptr,
                                           const WindowHints& hints = {});
+  /// MPI_Win_allocate_shared: `size` bytes per rank in one shared-memory segment that every
+  /// rank maps (ranks on one node), each rank's part right after the previous rank's
+  /// (contiguous), or starting on a page boundary of its own with hints.allocSharedNoncontig.
+  /// Every target is on the load / store path; MPI_Win_shared_query (sharedQuery) gives the
+  /// local address of any rank's part. A rank that cannot map the segment (another node, no
+  /// shared memory) fails the creation on every rank with kErrRmaShared. Collective over comm.
+  static std::unique_ptr<Window> allocateShared(Comm& comm, std::int64_t size, int dispUnit,
+                                                const Error* argError = nullptr,
+                                                const WindowHints& hints = {});
+  /// MPI_Win_shared_query: `target`'s part (size, disp_unit, and its address in this process).
+  /// kProcNull: the lowest rank whose size is not 0 (or rank 0's when all are). kErrRmaFlavor
+  /// unless the window is from allocateShared.
+  void sharedQuery(int target, std::size_t& size, int& dispUnit, void*& base) const;
+
   /// MPI_Win_create_dynamic: no memory at first; each rank attaches regions (attach / detach) and
   /// targets are addressed by absolute address (MPI_Get_address) with disp_unit 1. An access
   /// outside every region attached at the target fails at the origin with kErrRmaRange: the
@@ -333,6 +347,9 @@ class Window {
   bool freed_ = false;
   std::uint64_t epochs_ = 0;  // epochs opened (fence, lock, lock_all): dynamic tables' checks
   std::unique_ptr<detail::DynamicState> dyn_;
+  // Shared windows: the segment as mapped here (unmapped when the last reference goes), and
+  // this rank's part's registration in region_.
+  std::shared_ptr<void> segment_;
 };
 
 }  // namespace onesided

@@ -100,6 +100,39 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
   });
 }
 
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                            void* baseptr, MPI_Win* win) {
+  return call("MPI_Win_allocate_shared", On::comm(comm), [&] {
+    auto& c = capi::comm(comm);
+    onesided::WindowHints hints;
+    auto err = capi::precheck([&] {
+      hints = capi::windowHints(info);
+      capi::requireArg(baseptr, "baseptr");
+      capi::requireArg(win, "win");
+    });
+    auto w = onesided::Window::allocateShared(c, size, disp_unit, err.get(), hints);
+    void* base = w->base();
+    std::memcpy(baseptr, &base, sizeof base);
+    *win = capi::addWindow(std::move(w));
+  });
+}
+
+int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr) {
+  return call("MPI_Win_shared_query", On::win(win), [&] {
+    auto& w = *capi::winEntry(win).win;
+    capi::requireArg(size, "size");
+    capi::requireArg(disp_unit, "disp_unit");
+    capi::requireArg(baseptr, "baseptr");
+    std::size_t bytes = 0;
+    int unit = 0;
+    void* base = nullptr;
+    w.sharedQuery(rank, bytes, unit, base);
+    *size = static_cast<MPI_Aint>(bytes);
+    *disp_unit = unit;
+    std::memcpy(baseptr, &base, sizeof base);
+  });
+}
+
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
   return call("MPI_Win_create_dynamic", On::comm(comm), [&] {
     auto& c = capi::comm(comm);

@@ -153,6 +153,7 @@ Window::~Window() {
   sync_.reset();
   control_.reset();
   region_.reset();
+  segment_.reset();
 }
 
 namespace {
@@ -826,6 +827,7 @@ void Window::free() {
   sync_.reset();
   control_.reset();
   region_.reset();
+  segment_.reset();
   bounce_.reset();
   unpacks_.clear();
   exposed_ = nullptr;
