@@ -220,7 +220,8 @@ void Window::sharedQuery(int target, std::size_t& size, int& dispUnit, void*& ba
   std::size_t i = 0;
   if (target == kProcNull) {
     // MPI-3.1 §11.2.3: the lowest rank with a size greater than 0.
-    while (i + 1 < targets_.size() && targets_[i].size == 0) ++i;
+    while (i < targets_.size() && targets_[i].size == 0) ++i;
+    if (i == targets_.size()) i = 0;  // every size is 0: rank 0's (empty) part
   } else {
     i = static_cast<std::size_t>(target);
   }
