@@ -15,6 +15,7 @@
 #include "onesided/comm.hpp"
 #include "onesided/errors.hpp"
 #include "transport/transport.hpp"
+#include "window/am.hpp"
 #include "window/sync.hpp"
 
 namespace onesided {
@@ -71,6 +72,34 @@ Context::Context(std::unique_ptr<bootstrap::Bootstrap> boot, const Options& opti
       throw Error(kErrArg, std::string("ONESIDED_WAIT=") + w + ": expected spin or adaptive");
     }
   }
+  {
+    std::string acc = options.accumulate;
+    if (acc.empty()) {
+      const char* env = std::getenv("ONESIDED_ACCUMULATE");
+      acc = env != nullptr && *env != '\0' ? env : "auto";
+    }
+    if (acc == "am") {
+      accMode_ = AccMode::kMessage;
+    } else if (acc == "lock") {
+      accMode_ = AccMode::kLock;
+    } else if (acc != "auto") {
+      throw Error(kErrArg, "ONESIDED_ACCUMULATE=" + acc + ": expected am, lock or auto");
+    }
+    int thread = options.progressThread;
+    if (thread < 0) {
+      const char* env = std::getenv("ONESIDED_PROGRESS_THREAD");
+      const std::string_view v = env != nullptr ? env : "";
+      if (v.empty() || v == "1" || v == "on") {
+        thread = 1;
+      } else if (v == "0" || v == "off") {
+        thread = 0;
+      } else {
+        throw Error(kErrArg, std::string("ONESIDED_PROGRESS_THREAD=") + env +
+                                 ": expected 1 / on or 0 / off");
+      }
+    }
+    progressThread_ = thread != 0;
+  }
   rank_ = boot_->rank();
   size_ = boot_->size();
   transport_ = makeTransport(options);
@@ -113,6 +142,7 @@ std::unique_ptr<Context> Context::fromEnvironment(const Options& options) {
 }
 
 Context::~Context() {
+  inboxes_.reset();  // the progress thread ends
   if (!finalized_) {
     try {
       // Not collective here: just release everything in order.
@@ -159,8 +189,25 @@ const transport::MemoryRegion* Context::findMemory(const void* p, std::size_t le
   return a + len <= it->first + r.length() ? &r : nullptr;
 }
 
+bool Context::accumulateByMessage(const Comm& comm) const {
+  if (accMode_ != AccMode::kAuto) return accMode_ == AccMode::kMessage;
+  // Every member answers alike: it is on one node with all others exactly when all of them are
+  // on its node.
+  const auto peers = boot_->nodePeers();
+  for (int r = 0; r < comm.size(); ++r) {
+    if (!std::binary_search(peers.begin(), peers.end(), comm.worldRank(r))) return true;
+  }
+  return false;
+}
+
+detail::Inboxes& Context::inboxes() {
+  if (!inboxes_) inboxes_ = std::make_unique<detail::Inboxes>(progressThread_);
+  return *inboxes_;
+}
+
 void Context::progress() {
   transport_->progress();
+  if (inboxes_) inboxes_->serviceFromOwner();
   if (cancel_ != nullptr && cancel_->load(std::memory_order_relaxed)) {
     throw Error(kErrOther, "cancelled: another rank failed");
   }
@@ -183,6 +230,7 @@ void Context::backoff(unsigned spins) {
 
 void Context::finalize() {
   if (finalized_) return;
+  inboxes_.reset();
   transport_->flushAll();
   world_->barrier();
   world_.reset();

@@ -22,6 +22,9 @@ class MemoryRegion;
 }  // namespace transport
 
 class Comm;
+namespace detail {
+class Inboxes;
+}
 
 /// How a Context is brought up.
 struct Options {
@@ -33,6 +36,16 @@ struct Options {
   /// Tests that run ranks as threads set this when one rank failed, so the others' waits throw
   /// instead of hanging. Must outlive the Context.
   const std::atomic<bool>* cancel = nullptr;
+  /// How accumulates of types without NIC atomics reach their target: "am" (an active message
+  /// the target applies, see src/window/am.cpp), "lock" (a read-modify-write at the origin under
+  /// the target's accumulate lock) or "auto": am for windows whose group spans several nodes,
+  /// lock on one node (where loads and stores reach the target). Empty: ONESIDED_ACCUMULATE,
+  /// else auto. Must be the same on every rank.
+  std::string accumulate;
+  /// A progress thread applies active messages while the rank computes: 1 on, 0 off (messages
+  /// are then applied only when the rank calls into the runtime), -1: ONESIDED_PROGRESS_THREAD,
+  /// else on.
+  int progressThread = -1;
 };
 
 /// One rank's runtime: its bootstrap, its transport, and the world and self communicators.
@@ -74,8 +87,13 @@ class Context {
   bootstrap::Bootstrap& bootstrap() { return *boot_; }
   /// The endpoint to a world rank, connected on first use.
   transport::Endpoint& endpoint(int worldRank);
-  /// Drives the transport; throws if the job is being cancelled.
+  /// Drives the transport (and applies active messages that arrived); throws if the job is
+  /// being cancelled.
   void progress();
+  /// Whether windows over `comm` accumulate by active message (the same answer on every member).
+  [[nodiscard]] bool accumulateByMessage(const Comm& comm) const;
+  /// The windows whose inboxes this rank serves (and the progress thread serving them).
+  detail::Inboxes& inboxes();
   /// Spins (driving progress) until done() is true, then backs off to yielding and sleeping so
   /// oversubscribed ranks do not starve each other.
   template <class Done>
@@ -108,6 +126,9 @@ class Context {
   int size_ = 1;
   const std::atomic<bool>* cancel_ = nullptr;
   bool spinWait_ = false;  // ONESIDED_WAIT=spin: waits never yield or sleep
+  enum class AccMode { kAuto, kMessage, kLock } accMode_ = AccMode::kAuto;
+  bool progressThread_ = true;
+  std::unique_ptr<detail::Inboxes> inboxes_;
   std::vector<std::vector<std::byte>> addresses_;
   std::vector<std::unique_ptr<transport::Endpoint>> endpoints_;
   std::unique_ptr<Comm> world_;

@@ -24,6 +24,7 @@ struct Iov;
 }  // namespace transport
 namespace detail {
 class SyncRegion;
+class Inboxes;
 struct DynamicState;
 }  // namespace detail
 
@@ -55,9 +56,10 @@ enum class LockType : int { kExclusive = 234, kShared = 235 };
 ///     rank to rank whatever the sizes, so per-target state stays O(p) (see README).
 ///   - accumulateOps (accumulate_ops: same_op_no_op or same_op) and accumulateOrdering
 ///     (accumulate_ordering: "none" or a comma list of rar, raw, war, waw): recorded and returned
-///     by MPI_Win_get_info. The accumulate path is chosen by element type alone and every
-///     accumulate is complete at the target on return (accumulate.cpp), so every combination of
-///     operations is atomic and every ordering holds, whatever the hints allow.
+///     by MPI_Win_get_info. Nothing is relaxed: the accumulate path is chosen by element type
+///     (and window) alone, so every combination of operations is atomic; accumulates by lock or
+///     NIC atomic are complete at the target on return, and active messages are applied in
+///     ticket order, so the default ordering holds whatever the hints allow.
 ///   - allocSharedNoncontig (alloc_shared_noncontig): MPI_Win_allocate_shared only.
 struct WindowHints {
   bool noLocks = false;
@@ -165,6 +167,22 @@ class Window {
   /// MPI_Win_sync: the window is unified (one copy), so a memory barrier.
   void sync();
 
+  // ---- general active target, PSCW (src/window/pscw.cpp) ----
+  /// MPI_Win_post: an exposure epoch for the ranks `origins` (ranks of the window's group).
+  /// Each of them learns of it through one remote atomic on its control words. `assertion`:
+  /// kModeNocheck (the matching starts pass it too: nothing is sent), kModeNostore, kModeNoput.
+  void post(std::span<const int> origins, int assertion = 0);
+  /// MPI_Win_start: an access epoch to the ranks `targets`; waits until each has posted (unless
+  /// kModeNocheck). Operations may then go to those ranks only.
+  void start(std::span<const int> targets, int assertion = 0);
+  /// MPI_Win_complete: completes every operation of the access epoch at origin and target,
+  /// then tells each target (one remote atomic each).
+  void completeAccess();
+  /// MPI_Win_wait: until every origin of the exposure epoch has called MPI_Win_complete.
+  void wait();
+  /// MPI_Win_test: wait() that does not block; true when the exposure epoch has ended.
+  bool test();
+
   // ---- request-based operations (src/window/request.cpp) ----
   /// Which operations a request (MPI_Rput, MPI_Rget, MPI_Raccumulate, MPI_Rget_accumulate)
   /// waits for: those issued to `target` before its completion count passes `seq` (0: complete
@@ -183,7 +201,7 @@ class Window {
   /// needs every epoch closed, which completes everything).
   [[nodiscard]] bool done(const Ticket& t) const;
   /// Completes the ticket's operation: a flush of its target only, and only if it is pending.
-  void wait(const Ticket& t);
+  void waitFor(const Ticket& t);
 
   // ---- accumulate and atomics (src/window/accumulate.cpp) ----
   /// MPI_Accumulate: target = target op origin, element-wise, atomic per element with respect to
@@ -236,18 +254,28 @@ class Window {
     std::vector<std::byte> ctlPackedKey;
     std::unique_ptr<transport::RemoteKey> ctlKey;
     std::uint8_t lock = 0;          // kLockNone / kLockShared / kLockExclusive, | kLockNocheck
-    std::uint64_t completions = 0;  // flushes that completed everything issued to this target
+    std::uint64_t completions = 0;  // flushes (complete()) of this target, for request tickets
+    // Accumulates by active message to this target (src/window/am.cpp): tickets sent, and the
+    // target's applied / released counters as last read.
+    std::uint64_t amSent = 0;
+    std::uint64_t amApplied = 0;
+    std::uint64_t amReleased = 0;
+    bool amPending = false;  // messages sent that amWait has not seen applied
   };
-  enum class Epoch { kNone, kFence, kPassive };
+  enum class Epoch { kNone, kFence, kPassive, kPscw };
   static constexpr std::uint8_t kLockNone = 0;
   static constexpr std::uint8_t kLockShared = 1;
   static constexpr std::uint8_t kLockExclusive = 2;
   static constexpr std::uint8_t kLockNocheck = 4;
+  static constexpr std::uint8_t kLockStarted = 8;  // in the MPI_Win_start group
   // Control words, in 8-byte units of the control region.
   static constexpr int kLockWord = 0;     // this rank as a lock target: shared count, kExclusiveBit
   static constexpr int kMasterWord = 1;   // at rank 0: lock_all holders (low half), exclusive
                                           // lockers anywhere (high half)
   static constexpr int kAccLockWord = 2;  // held while an origin runs an accumulate here
+  static constexpr int kPostWord = 3;     // MPI_Win_post notices this rank has received
+  static constexpr int kCompleteWord = 4;  // MPI_Win_complete notices this rank has received
+  static constexpr int kAmTicketWord = 5;  // tickets for slots of this rank's inbox
   static constexpr std::size_t kControlBytes = 64;
 
   Window(Comm& comm, Flavor flavor, int dispUnit);
@@ -284,6 +312,10 @@ class Window {
   void requireLive() const;
   /// Throws kErrRank unless `target` is in the group or MPI_PROC_NULL.
   void checkRank(int target) const;
+  /// This rank's control word `word`, read locally (remote atomics update it).
+  [[nodiscard]] std::uint64_t ownControl(int word) const;
+  /// Validates a PSCW group: ranks in the window's group, each once. Returns them as a vector.
+  std::vector<int> pscwGroup(const char* call, std::span<const int> ranks) const;
   /// The passive-target checks shared by lock and lock_all.
   void checkLockable(const char* call, int assertion);
   void acquire(LockType type, int target);
@@ -294,6 +326,26 @@ class Window {
                     const Datatype& otype, void* result, std::int64_t rcount, const Datatype& rtype,
                     int target, std::int64_t disp, std::int64_t tcount, const Datatype& ttype,
                     Op op, const void* compare);
+
+  // ---- accumulate by active message (src/window/am.cpp) ----
+  /// Sends an accumulate of packed origin values `src` (null for NO_OP) to `target`'s inbox,
+  /// where its progress thread applies it; with `old`, waits for the old values (packed).
+  void amUpdate(int target, const std::byte* src, const void* compare, std::byte* old,
+                std::uint64_t offset, std::size_t tcount, const Datatype& ttype, Op op, int kind,
+                std::size_t bytes);
+  /// Waits until every message sent to `target` (every target when < 0) has been applied.
+  void amWait(int target);
+  /// Whether bytes [off, off + len) of this rank's window are exposed: inside [0, size), or for
+  /// a dynamic window inside an attached region (offsets are addresses). The inbox service
+  /// checks each message with it, under the inbox lock (which attach / detach take too).
+  [[nodiscard]] bool exposes(std::uint64_t off, std::uint64_t len) const;
+  /// Target side: applies the messages that have arrived, in ticket order. Returns whether it
+  /// did anything. Called with the context's inbox lock held (detail::Inboxes).
+  bool serviceInbox();
+  /// One 8-byte word of `target`'s control region, read with a get.
+  std::uint64_t readControl(int target, std::size_t byteOffset);
+  void detachInbox() noexcept;
+  friend class detail::Inboxes;
 
   template <bool kPut>
   void transfer(void* origin, std::int64_t ocount, const Datatype& otype, int target,
@@ -336,10 +388,23 @@ class Window {
   std::vector<bool> isDirty_;
   std::size_t pendingOps_ = 0;
   Epoch epoch_ = Epoch::kNone;
-  bool allOpen_ = false;      // every target is open (a fence epoch or lock_all)
-  std::uint8_t lockAll_ = 0;  // kLockShared (| kLockNocheck) while lock_all holds
-  int locks_ = 0;             // targets locked with MPI_Win_lock
-  int procNullLocks_ = 0;     // MPI_Win_lock(MPI_PROC_NULL) epochs
+  bool allOpen_ = false;           // every target is open (a fence epoch or lock_all)
+  std::uint8_t lockAll_ = 0;       // kLockShared (| kLockNocheck) while lock_all holds
+  int locks_ = 0;                  // targets locked with MPI_Win_lock
+  int procNullLocks_ = 0;          // MPI_Win_lock(MPI_PROC_NULL) epochs
+  std::vector<int> started_;       // the MPI_Win_start group while its access epoch is open
+  bool posted_ = false;            // an MPI_Win_post exposure epoch is open
+  std::uint64_t postOrigins_ = 0;  // how many MPI_Win_complete notices end it
+  // Accumulate by active message: whether this window uses it (the same on every rank), and
+  // the target side's counters: messages applied, slots released, slots whose reply awaits the
+  // origin's acknowledgement.
+  bool amMode_ = false;
+  bool amRegistered_ = false;
+  std::uint64_t amApplied_ = 0;
+  std::uint64_t amReleased_ = 0;
+  std::uint64_t amOutstanding_ = 0;  // targets with messages not known to be applied
+  std::vector<std::uint8_t> amAwaitingAck_;
+  std::vector<std::byte> amScratch_;
   // Accumulate scratch (packed origin values, old and new target values), kept between calls.
   std::vector<std::byte> accIn_;
   std::vector<std::byte> accOld_;

@@ -96,7 +96,7 @@ bool isDone(const RequestEntry& e) {
 void finish(MPI_Request* h, MPI_Status* st) {
   auto& reqs = state().requests;
   auto it = reqs.find(*h);
-  if (Window* w = windowOf(it->second); w != nullptr) w->wait(it->second.ticket);
+  if (Window* w = windowOf(it->second); w != nullptr) w->waitFor(it->second.ticket);
   reqs.erase(it);
   *h = MPI_REQUEST_NULL;
   emptyStatus(st);

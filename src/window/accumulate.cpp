@@ -222,6 +222,9 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
              std::memcpy(o + k, &prev, 8);
            }
          });
+  } else if (amMode_) {
+    amUpdate(target, src, compare, result != nullptr ? old.data() : nullptr, offset,
+             static_cast<std::size_t>(tcount), ttype, op, kind, bytes);
   } else {
     // Under the target's accumulate lock: read the elements, compute, write them back.
     const std::uint64_t me = static_cast<std::uint64_t>(comm_.rank()) + 1;

@@ -24,12 +24,14 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 #include "log.hpp"
 #include "onesided/comm.hpp"
 #include "onesided/context.hpp"
 #include "onesided/window.hpp"
+#include "window/am.hpp"
 #include "window/barrier.hpp"
 #include "window/dynamic.hpp"
 
@@ -146,9 +148,14 @@ void Window::attach(void* base, std::int64_t size) {
     }
   }
   ++d.nextId;
-  d.attached.push_back(std::move(r));
-  std::sort(d.attached.begin(), d.attached.end(),
-            [](const auto& a, const auto& b) { return a.base < b.base; });
+  {
+    // The inbox service (am.cpp) reads the list from the progress thread.
+    std::unique_lock<std::mutex> l(comm_.context().inboxes().lock(), std::defer_lock);
+    if (amMode_) l.lock();
+    d.attached.push_back(std::move(r));
+    std::sort(d.attached.begin(), d.attached.end(),
+              [](const auto& a, const auto& b) { return a.base < b.base; });
+  }
   publishTable();
 }
 
@@ -168,8 +175,20 @@ void Window::detach(const void* base) {
   }
   // Unpublish first, then drop the registration.
   auto gone = std::move(*it);
-  d.attached.erase(it);
+  {
+    std::unique_lock<std::mutex> l(comm_.context().inboxes().lock(), std::defer_lock);
+    if (amMode_) l.lock();
+    d.attached.erase(it);
+  }
   publishTable();
+}
+
+bool Window::exposes(std::uint64_t off, std::uint64_t len) const {
+  if (flavor_ != Flavor::kDynamic) return off <= size_ && len <= size_ - off;
+  for (const auto& r : dyn_->attached) {
+    if (r.base <= off && len <= r.len && off - r.base <= r.len - len) return true;
+  }
+  return false;
 }
 
 void Window::publishTable() {

@@ -91,6 +91,11 @@ void Window::checkLockable(const char* call, int assertion) {
     throw Error(kErrRmaSync,
                 std::string(call) + " while MPI_Win_lock_all holds (call MPI_Win_unlock_all)");
   }
+  if (epoch_ == Epoch::kPscw) {
+    throw Error(
+        kErrRmaSync,
+        std::string(call) + " inside an access epoch of MPI_Win_start (MPI_Win_complete first)");
+  }
 }
 
 void Window::acquire(LockType type, int target) {

@@ -4,9 +4,10 @@
 //
 // An operation is issued exactly as its blocking-epoch twin (put / get / accumulate); what a
 // request adds is knowing when that one operation is complete. Operations that finish inside
-// the call -- the load / store path, cross-memory attach, every accumulate (accumulate.cpp) --
-// get ticket 0, complete at once. The others leave their target "dirty" (window.cpp), and the
-// only way the transports report their completion is a flush of that endpoint; so each target
+// the call -- the load / store path, cross-memory attach, accumulates by lock or NIC atomic --
+// get ticket 0, complete at once. The others leave their target "dirty" (window.cpp) or with
+// active messages not yet applied (am.cpp), and the only way to learn of their completion is
+// a flush of that target (Window::complete); so each target
 // counts the flushes that completed everything issued to it, and an operation's ticket is
 // (target, that count + 1). MPI_Wait on it flushes that one target, and only when no flush since
 // (MPI_Win_flush, unlock, another request's wait, a packed get's bounce-buffer recycling) did
@@ -32,7 +33,7 @@ void Window::requirePassiveEpoch(const char* call) const {
 Window::Ticket Window::ticket(int target) const {
   if (target == kProcNull || freed_) return {};
   const auto i = static_cast<std::size_t>(target);
-  if (!isDirty_[i]) return {target, 0};
+  if (!isDirty_[i] && !targets_[i].amPending) return {target, 0};
   return {target, targets_[i].completions + 1};
 }
 
@@ -41,7 +42,7 @@ bool Window::done(const Ticket& t) const {
   return targets_[static_cast<std::size_t>(t.target)].completions >= t.seq;
 }
 
-void Window::wait(const Ticket& t) {
+void Window::waitFor(const Ticket& t) {
   if (done(t)) return;
   complete(t.target);
 }

@@ -14,6 +14,7 @@
 #include "onesided/context.hpp"
 #include "onesided/errors.hpp"
 #include "transport/transport.hpp"
+#include "window/am.hpp"
 #include "window/barrier.hpp"
 #include "window/dynamic.hpp"
 #include "window/sync.hpp"
@@ -147,6 +148,7 @@ Window::Window(Comm& comm, Flavor flavor, int dispUnit)
     : comm_(comm), flavor_(flavor), dispUnit_(dispUnit) {}
 
 Window::~Window() {
+  detachInbox();
   // Keys belong to endpoints and are released first; then the sync region and our memory.
   targets_.clear();
   dyn_.reset();
@@ -226,9 +228,13 @@ void Window::setUp(void* base, std::size_t size, int failClass, const std::strin
   for (int i = 0; i < comm_.size(); ++i) members.push_back(comm_.worldRank(i));
   if (failClass == kSuccess) {
     sync_ = std::make_unique<detail::SyncRegion>(comm_.context(), members, comm_.rank());
+    // The same choice on every rank (Context::accumulateByMessage); with it, the control region
+    // carries the inbox of accumulates by active message.
+    amMode_ = comm_.context().accumulateByMessage(comm_);
+    const std::size_t ctlBytes = kControlBytes + (amMode_ ? detail::kInboxBytes : 0);
     control_ = comm_.context().transport().registerMemory(
-        nullptr, kControlBytes, transport::Placement::kAllocate, transport::Access::kRemoteAll);
-    std::memset(control_->base(), 0, kControlBytes);
+        nullptr, ctlBytes, transport::Placement::kAllocate, transport::Access::kRemoteAll);
+    std::memset(control_->base(), 0, ctlBytes);
   }
   // One allgather carries the window (base, size, disp_unit, key), the sync region, and
   // whether this rank failed, so that every rank fails together instead of waiting.
@@ -311,6 +317,11 @@ void Window::setUp(void* base, std::size_t size, int failClass, const std::strin
     }
   }
   sync_->connect(syncInfos);
+  if (amMode_) {
+    amAwaitingAck_.assign(detail::kSlotCount, 0);
+    amRegistered_ = true;  // before add(): its lock publishes this to the progress thread
+    comm_.context().inboxes().add(this);
+  }
   SPDLOG_LOGGER_DEBUG(&log::core(), "window {} bytes at {} (flavor {}), {} ranks", size, base,
                       static_cast<int>(flavor_), p);
 }
@@ -364,8 +375,10 @@ std::uint64_t Window::check(const char* what, const void* origin, std::int64_t o
   }
   if (!allOpen_ && target != kProcNull &&
       targets_[static_cast<std::size_t>(target)].lock == kLockNone) {
-    throw Error(kErrRmaSync, std::string(what) + " to rank " + str(target) +
-                                 ", which this rank has not locked (MPI_Win_lock)");
+    throw Error(kErrRmaSync,
+                std::string(what) + " to rank " + str(target) +
+                    (epoch_ == Epoch::kPscw ? ", which is not in this rank's MPI_Win_start group"
+                                            : ", which this rank has not locked (MPI_Win_lock)"));
   }
   if (!otype.committed()) {
     throw Error(kErrType, "origin datatype (" + otype.describe() +
@@ -709,11 +722,20 @@ void Window::markDirty(int target) {
 }
 
 void Window::complete(int target) {
+  // Request tickets (request.cpp): this completes whatever is pending at the target(s), by
+  // transfer or by active message.
+  auto count = [&](std::size_t i) {
+    if (isDirty_[i] || targets_[i].amPending) ++targets_[i].completions;
+  };
+  if (target >= 0) {
+    count(static_cast<std::size_t>(target));
+  } else {
+    for (std::size_t i = 0; i < targets_.size(); ++i) count(i);
+  }
   if (target >= 0 && bounceUsed_ == 0) {
     if (isDirty_[static_cast<std::size_t>(target)]) {
       comm_.context().endpoint(comm_.worldRank(target)).flush();
       isDirty_[static_cast<std::size_t>(target)] = false;
-      ++targets_[static_cast<std::size_t>(target)].completions;
       std::erase(dirty_, target);
     }
   } else if (!dirty_.empty() || bounceUsed_ != 0) {
@@ -721,6 +743,7 @@ void Window::complete(int target) {
     // unpacks run once all of its operations are complete).
     completeIssued();
   }
+  amWait(target);
   // Stores on the load / store path: visible to the target before whatever signals completion.
   detail::fullBarrier();
 }
@@ -789,6 +812,11 @@ void Window::fence(int assertion) {
   if (epoch_ == Epoch::kPassive) {
     throw Error(kErrRmaSync, "a passive-target epoch (MPI_Win_lock / MPI_Win_lock_all) is open");
   }
+  if (epoch_ == Epoch::kPscw || posted_) {
+    throw Error(kErrRmaSync, epoch_ == Epoch::kPscw
+                                 ? "an access epoch of MPI_Win_start is open (MPI_Win_complete)"
+                                 : "an exposure epoch of MPI_Win_post is open (MPI_Win_wait)");
+  }
   if ((assertion & kModeNoprecede) != 0 && pendingOps_ > 0) {
     throw Error(kErrRmaSync, "MPI_MODE_NOPRECEDE given, but " + std::to_string(pendingOps_) +
                                  " operations were issued since the previous fence");
@@ -813,12 +841,20 @@ void Window::free() {
     throw Error(kErrRmaSync,
                 "a passive-target epoch (MPI_Win_lock / MPI_Win_lock_all) is still open");
   }
+  if (epoch_ == Epoch::kPscw || posted_) {
+    throw Error(kErrRmaSync, epoch_ == Epoch::kPscw
+                                 ? "an access epoch of MPI_Win_start is still open "
+                                   "(MPI_Win_complete first)"
+                                 : "an exposure epoch of MPI_Win_post is still open "
+                                   "(MPI_Win_wait first)");
+  }
   if (pendingOps_ > 0) {
     throw Error(kErrRmaSync, std::to_string(pendingOps_) +
                                  " operations were not completed by a fence before the free");
   }
   // Nobody may still be reading or writing our memory when it goes away.
   sync_->barrier();
+  detachInbox();
   freed_ = true;
   epoch_ = Epoch::kNone;
   allOpen_ = false;

@@ -514,10 +514,10 @@ TEST_P(Passive, NocheckLocks) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Passive,
-                         ::testing::Combine(::testing::ValuesIn(transports()),
+                         ::testing::Combine(::testing::ValuesIn(transportsWithAm()),
                                             ::testing::Values(1, 2, 3, 4)),
                          [](const auto& p) {
-                           return std::get<0>(p.param) + "_" +
+                           return paramName(std::get<0>(p.param)) + "_" +
                                   std::to_string(std::get<1>(p.param)) + "ranks";
                          });
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <functional>
@@ -18,9 +19,16 @@
 
 namespace onesided::test {
 
+/// A test parameter "transport", "transport+am" or "transport+am-nothread": the second runs the
+/// same test with accumulates by active message (Options::accumulate = "am"), the third also
+/// without the progress thread.
+inline std::string baseTransport(const std::string& param) {
+  return param.substr(0, param.find('+'));
+}
+
 inline bool transportAvailable(const std::string& name) {
   for (const auto& t : transport::availableTransports()) {
-    if (t == name) return true;
+    if (t == baseTransport(name)) return true;
   }
   return false;
 }
@@ -41,7 +49,9 @@ inline void spawn(int n, const std::string& transportName,
       std::unique_ptr<Context> ctx;
       try {
         Options o;
-        o.transport = transportName;
+        o.transport = baseTransport(transportName);
+        if (transportName.find("+am") != std::string::npos) o.accumulate = "am";
+        if (transportName.ends_with("-nothread")) o.progressThread = 0;
         o.cancel = &cancel;
         ctx = Context::create(std::move(boots[static_cast<std::size_t>(r)]), o);
         raw = &ctx->bootstrap();
@@ -72,6 +82,22 @@ inline std::vector<std::string> transports() {
     if (name != "verbs" || transport::verbsPortActive()) t.push_back(name);
   }
   return t;
+}
+
+/// transports(), and each again with accumulates by active message ("+am").
+inline std::vector<std::string> transportsWithAm() {
+  auto t = transports();
+  const std::size_t n = t.size();
+  for (std::size_t i = 0; i < n; ++i) t.push_back(t[i] + "+am");
+  return t;
+}
+
+/// A gtest parameter name for a transport parameter ('+' is not allowed there).
+inline std::string paramName(const std::string& transport) {
+  std::string s = transport;
+  std::replace(s.begin(), s.end(), '+', '_');
+  std::replace(s.begin(), s.end(), '-', '_');
+  return s;
 }
 
 }  // namespace onesided::test

@@ -44,14 +44,14 @@ TEST_P(Requests, TicketsCompleteTheirTargetOnly) {
       EXPECT_FALSE(win->done(get));
       EXPECT_FALSE(win->done(put1));
     }
-    win->wait(get);
+    win->waitFor(get);
     EXPECT_TRUE(win->done(get));
     for (int i = 0; i < kN; ++i) ASSERT_EQ(got[static_cast<std::size_t>(i)], prev * 1000 + i);
     // Waiting for the get flushed its target only.
     if (deferred && n > 2) {
       EXPECT_FALSE(win->done(put1));
     }
-    win->wait(put1);  // one flush completes both puts to next
+    win->waitFor(put1);  // one flush completes both puts to next
     EXPECT_TRUE(win->done(put2));
     // A ticket issued after a flush waits for the next one.
     win->put(std::span<const int>(src.data(), 1), next, kN);

@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Accumulate by active message: the path of accumulates whose element type has no NIC atomic
+// (everything but 8-byte integers) on windows that use it (Context::accumulateByMessage: by
+// default those whose group spans nodes).
+//
+// Each rank's control region holds an inbox of kSlotCount slots of kSlotBytes, and the target
+// applies what arrives there with its own CPU: the origin moves the data once (instead of
+// reading and writing it back under a lock) and the element updates of concurrent origins are
+// serialised by the one lock of the target's inbox service, whoever runs it (the progress
+// thread, or the rank when it drives progress). Origins never touch the elements on this path,
+// so a window never lets a CPU update and a NIC atomic meet on one element: 8-byte integers
+// always take the NIC path, every other type always this one.
+//
+// One message, from origin O to target T:
+//   1. O takes tickets with one remote fetch-add on T's ticket word (one per slot it needs).
+//   2. Slot = ticket mod kSlotCount. O may write it once T has released the slot's previous
+//      message: ticket < released + kSlotCount. O keeps the released count it last read and
+//      reads it again (an 8-byte get) only when that is not enough.
+//   3. O writes the message except its first word (segments {target offset, bytes}, packed
+//      values), completes that write, then writes the stamp (ticket + 1) alone. An 8-byte
+//      aligned write lands whole, so once T sees the stamp the rest is there, whatever order the
+//      transport placed the bytes of the first write in.
+//   4. T applies messages in ticket order: it waits at the slot of `applied` until its stamp is
+//      applied + 1, checks every segment against its window (a corrupted message changes
+//      nothing), updates the elements, and publishes applied + 1. Replies (get_accumulate,
+//      fetch_and_op, compare_and_swap) replace the values in the slot and set the header's
+//      `replied` word; O reads them and acknowledges by clearing the stamp; only then is the
+//      slot released. Other slots are released at once.
+// Completion: MPI_Win_flush / unlock / fence / complete wait until T's applied count reaches
+// the tickets O holds (amWait), so the accumulate is complete at the target as MPI requires;
+// the call itself returns once the message is written. Messages from one origin are applied in
+// the order issued, which keeps the default accumulate_ordering (rar, raw, war, waw).
+#include "window/am.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+
+#include "log.hpp"
+#include "onesided/comm.hpp"
+#include "onesided/context.hpp"
+#include "onesided/window.hpp"
+#include "transport/transport.hpp"
+
+namespace onesided {
+namespace detail {
+
+Inboxes::~Inboxes() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Inboxes::add(Window* w) {
+  std::lock_guard<std::mutex> l(mu_);
+  windows_.push_back(w);
+  any_.store(true, std::memory_order_relaxed);
+  if (wantThread_ && !thread_.joinable()) thread_ = std::thread([this] { run(); });
+  cv_.notify_all();
+}
+
+void Inboxes::remove(Window* w) noexcept {
+  std::lock_guard<std::mutex> l(mu_);
+  std::erase(windows_, w);
+  any_.store(!windows_.empty(), std::memory_order_relaxed);
+}
+
+void Inboxes::serviceFromOwner() {
+  if (!any_.load(std::memory_order_relaxed)) return;
+  std::unique_lock<std::mutex> l(mu_, std::try_to_lock);
+  if (!l.owns_lock()) return;  // the progress thread is at it
+  for (Window* w : windows_) w->serviceInbox();
+}
+
+void Inboxes::run() {
+  constexpr unsigned kYields = 256;
+  unsigned idle = 0;
+  std::unique_lock<std::mutex> l(mu_);
+  while (!stop_) {
+    if (windows_.empty()) {
+      cv_.wait(l, [&] { return stop_ || !windows_.empty(); });
+      idle = 0;
+      continue;
+    }
+    bool worked = false;
+    for (Window* w : windows_) worked = w->serviceInbox() || worked;
+    l.unlock();
+    if (worked) {
+      idle = 0;
+    } else if (++idle < kYields) {
+      std::this_thread::yield();
+    } else {
+      const unsigned step = std::min((idle - kYields) / 64U, 5U);
+      std::this_thread::sleep_for(std::chrono::microseconds(std::min(1000U, 20U << step)));
+    }
+    l.lock();
+  }
+}
+
+}  // namespace detail
+
+namespace {
+
+struct Seg {
+  std::uint64_t toff;  // offset in the target's window
+  std::uint64_t len;
+  std::size_t pos;  // offset in the packed stream
+};
+
+std::size_t slotOffset(std::uint64_t ticket) {
+  return detail::kInboxSlots +
+         static_cast<std::size_t>(ticket % detail::kSlotCount) * detail::kSlotBytes;
+}
+
+}  // namespace
+
+std::uint64_t Window::readControl(int target, std::size_t byteOffset) {
+  Target& t = targets_[static_cast<std::size_t>(target)];
+  auto& ep = comm_.context().endpoint(comm_.worldRank(target));
+  if (!t.ctlKey) t.ctlKey = ep.unpackRkey(t.ctlPackedKey);
+  std::uint64_t v = 0;
+  transport::Iov iov{&v, sizeof v};
+  (void)ep.get({&iov, 1}, t.ctlBase + byteOffset, *t.ctlKey);
+  ep.flush();
+  return v;
+}
+
+void Window::amUpdate(int target, const std::byte* src, const void* compare, std::byte* old,
+                      std::uint64_t offset, std::size_t tcount, const Datatype& ttype, Op op,
+                      int kind, std::size_t bytes) {
+  using detail::AmHeader;
+  const std::size_t elem = packedSize(kind);
+  const bool fetch = old != nullptr;
+  const bool noOp = op == Op::kNoOp;
+  // The target's pieces, in the order of the packed stream.
+  auto packed =
+      Datatype::contiguous(static_cast<std::int64_t>(bytes), *Datatype::predefined(MPI_BYTE));
+  packed->commit();
+  std::byte* stream = fetch ? old : const_cast<std::byte*>(src);
+  std::vector<Seg> segs;
+  walk(stream, 1, *packed, offset, tcount, ttype,
+       [&](std::byte* p, std::uint64_t toff, std::size_t len) {
+         segs.push_back({toff, len, static_cast<std::size_t>(p - stream)});
+       });
+
+  if (target == comm_.rank()) {
+    // Our own window: apply here, under the lock the inbox service holds.
+    std::lock_guard<std::mutex> l(comm_.context().inboxes().lock());
+    auto* mem = static_cast<std::byte*>(base_);
+    for (const Seg& s : segs) {
+      auto* tp = reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(mem) + s.toff);
+      if (fetch) std::memcpy(old + s.pos, tp, s.len);
+      if (compare != nullptr) {
+        if (std::memcmp(tp, compare, elem) == 0) std::memcpy(tp, src, elem);
+      } else if (!noOp) {
+        applyOp(op, kind, tp, src + s.pos, s.len / elem);
+      }
+    }
+    return;
+  }
+
+  // Messages: runs of whole segments (a segment longer than a slot is split at elements).
+  constexpr std::size_t kRoom = detail::kSlotBytes - sizeof(AmHeader);
+  const std::size_t maxData = (kRoom - 16) / elem * elem;
+  std::vector<Seg> split;
+  split.reserve(segs.size());
+  for (const Seg& s : segs) {
+    for (std::uint64_t done = 0; done < s.len;) {
+      const std::uint64_t n = std::min<std::uint64_t>(s.len - done, maxData);
+      split.push_back({s.toff + done, n, s.pos + static_cast<std::size_t>(done)});
+      done += n;
+    }
+  }
+  struct Msg {
+    std::size_t first;
+    std::size_t nseg;
+    std::size_t dataBytes;
+  };
+  std::vector<Msg> msgs;
+  const std::size_t casData = compare != nullptr ? 2 * elem : 0;
+  for (std::size_t i = 0; i < split.size(); ++i) {
+    const std::size_t len = compare != nullptr ? casData : split[i].len;
+    if (msgs.empty() || 16 * (msgs.back().nseg + 1) + msgs.back().dataBytes + len > kRoom) {
+      msgs.push_back({i, 0, 0});
+    }
+    ++msgs.back().nseg;
+    msgs.back().dataBytes += len;
+  }
+
+  Target& t = targets_[static_cast<std::size_t>(target)];
+  auto& ep = comm_.context().endpoint(comm_.worldRank(target));
+  if (!t.ctlKey) t.ctlKey = ep.unpackRkey(t.ctlPackedKey);
+  const std::uint64_t first =
+      control(target, kAmTicketWord, static_cast<int>(transport::AtomicOp::kFetchAdd), msgs.size());
+  if (!t.amPending) {
+    t.amPending = true;
+    ++amOutstanding_;
+  }
+  t.amSent = std::max(t.amSent, first + msgs.size());
+
+  // 8-byte aligned space in the bounce buffer: a stamp or an acknowledgement must land as one
+  // word (the self transport, like a NIC, writes an aligned word whole only from an aligned one).
+  auto space = [&](std::size_t n) {
+    const std::size_t want = n + 7;
+    std::size_t got = 0;
+    std::size_t off = 0;
+    std::byte* p = bounceSpace(want, got, off);
+    if (got < want) {
+      completeIssued();
+      p = bounceSpace(want, got, off);
+    }
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    return p + ((8 - a % 8) % 8);
+  };
+  auto put = [&](const std::byte* p, std::size_t n, std::uint64_t raddr) {
+    transport::Iov iov{const_cast<std::byte*>(p), n};
+    (void)ep.put({&iov, 1}, raddr, *t.ctlKey);
+    // Reads the bounce buffer until complete: a full buffer must complete it before reuse.
+    markDirty(target);
+  };
+  std::vector<std::uint64_t> unstamped;
+  auto stampAll = [&] {
+    if (unstamped.empty()) return;
+    ep.flush();  // the bodies are complete at the target before any stamp
+    for (std::uint64_t ticket : unstamped) {
+      std::byte* p = space(8);
+      const std::uint64_t stamp = ticket + 1;
+      std::memcpy(p, &stamp, 8);
+      put(p, 8, t.ctlBase + slotOffset(ticket));
+    }
+    ep.post();
+    unstamped.clear();
+  };
+
+  for (std::size_t m = 0; m < msgs.size(); ++m) {
+    const Msg& msg = msgs[m];
+    const std::uint64_t ticket = first + m;
+    if (ticket >= t.amReleased + detail::kSlotCount) {
+      stampAll();  // our own earlier slots must be able to drain
+      for (unsigned attempt = 0;; ++attempt) {
+        t.amReleased = std::max(t.amReleased, readControl(target, detail::kInboxReleased));
+        if (ticket < t.amReleased + detail::kSlotCount) break;
+        if (attempt < 8) {
+          comm_.context().progress();
+        } else {
+          retryPause(attempt - 8);
+        }
+      }
+    }
+    // The body: header, segments and, unless the values only come back, the data.
+    const bool sendData = !noOp;
+    const std::size_t body = sizeof(AmHeader) + 16 * msg.nseg + (sendData ? msg.dataBytes : 0);
+    std::byte* p = space(body);
+    AmHeader h{0,
+               0,
+               static_cast<std::uint32_t>(msg.dataBytes),
+               static_cast<std::uint32_t>(msg.nseg),
+               static_cast<std::uint16_t>(op),
+               static_cast<std::uint16_t>(kind),
+               (fetch ? detail::kAmFetch : 0U) | (compare != nullptr ? detail::kAmCompare : 0U)};
+    std::memcpy(p, &h, sizeof h);
+    std::byte* segOut = p + sizeof h;
+    std::byte* dataOut = segOut + 16 * msg.nseg;
+    for (std::size_t k = 0; k < msg.nseg; ++k) {
+      const Seg& s = split[msg.first + k];
+      const std::uint64_t pair[2] = {s.toff, s.len};
+      std::memcpy(segOut + 16 * k, pair, 16);
+      if (compare != nullptr) {
+        std::memcpy(dataOut, src, elem);
+        std::memcpy(dataOut + elem, compare, elem);
+      } else if (sendData) {
+        std::memcpy(dataOut, src + s.pos, s.len);
+        dataOut += s.len;
+      }
+    }
+    const std::uint64_t slot = t.ctlBase + slotOffset(ticket);
+    put(p + 8, body - 8, slot + 8);  // all but the stamp
+    unstamped.push_back(ticket);
+    if (!fetch) continue;
+    stampAll();
+    // The old values come back in the slot; then the slot is ours to release.
+    for (unsigned attempt = 0; readControl(target, slotOffset(ticket) + 8) != ticket + 1;
+         ++attempt) {
+      if (attempt < 8) {
+        comm_.context().progress();
+      } else {
+        retryPause(attempt - 8);
+      }
+    }
+    const std::size_t dataAt = sizeof(AmHeader) + 16 * msg.nseg;
+    if (compare != nullptr) {
+      transport::Iov iov{old, elem};
+      (void)ep.get({&iov, 1}, slot + dataAt, *t.ctlKey);
+    } else {
+      // The values of consecutive segments are consecutive in the packed stream.
+      transport::Iov iov{old + split[msg.first].pos, msg.dataBytes};
+      (void)ep.get({&iov, 1}, slot + dataAt, *t.ctlKey);
+    }
+    ep.flush();
+    std::byte* zero = space(8);
+    std::memset(zero, 0, 8);
+    put(zero, 8, slot);  // acknowledged: the target may release the slot
+    ep.post();
+  }
+  stampAll();
+}
+
+void Window::amWait(int target) {
+  if (!amMode_ || amOutstanding_ == 0) return;
+  auto one = [&](int r) {
+    Target& t = targets_[static_cast<std::size_t>(r)];
+    if (!t.amPending) return;
+    comm_.context().endpoint(comm_.worldRank(r)).flush();
+    for (unsigned attempt = 0;; ++attempt) {
+      t.amApplied = std::max(t.amApplied, readControl(r, detail::kInboxApplied));
+      if (t.amApplied >= t.amSent) break;
+      if (attempt < 8) {
+        comm_.context().progress();
+      } else {
+        retryPause(attempt - 8);
+      }
+    }
+    t.amPending = false;
+    --amOutstanding_;
+  };
+  if (target >= 0) {
+    one(target);
+  } else {
+    for (int r = 0; r < comm_.size() && amOutstanding_ > 0; ++r) one(r);
+  }
+}
+
+bool Window::serviceInbox() {
+  using detail::AmHeader;
+  if (!amRegistered_) return false;
+  auto* ctl = static_cast<std::byte*>(control_->base());
+  auto word = [&](std::size_t off) {
+    return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(ctl + off));
+  };
+  bool worked = false;
+  auto release = [&] {
+    const std::uint64_t before = amReleased_;
+    while (amReleased_ < amApplied_) {
+      const std::size_t i = static_cast<std::size_t>(amReleased_ % detail::kSlotCount);
+      if (amAwaitingAck_[i] != 0) {
+        if (word(slotOffset(amReleased_)).load(std::memory_order_acquire) != 0) break;
+        amAwaitingAck_[i] = 0;
+      }
+      ++amReleased_;
+    }
+    if (amReleased_ != before) {
+      word(detail::kInboxReleased).store(amReleased_, std::memory_order_release);
+      worked = true;
+    }
+  };
+  release();
+  auto* mem = static_cast<std::byte*>(base_);
+  while (amApplied_ < amReleased_ + detail::kSlotCount) {
+    const std::size_t so = slotOffset(amApplied_);
+    const std::uint64_t stamp = amApplied_ + 1;
+    if (word(so).load(std::memory_order_acquire) != stamp) break;
+    std::byte* slot = ctl + so;
+    AmHeader h{};
+    std::memcpy(&h, slot, sizeof h);
+    const int kind = h.kind;
+    const auto op = static_cast<Op>(h.op);
+    const std::size_t elem = kind > 0 ? packedSize(kind) : 0;
+    const bool fetch = (h.flags & detail::kAmFetch) != 0;
+    const bool cas = (h.flags & detail::kAmCompare) != 0;
+    std::byte* segs = slot + sizeof h;
+    std::byte* data = segs + 16 * static_cast<std::size_t>(h.nseg);
+    bool valid =
+        elem > 0 && h.op > 0 && h.op < kNumOps && opAccepts(op, kind) &&
+        sizeof h + 16 * static_cast<std::size_t>(h.nseg) + h.dataBytes <= detail::kSlotBytes &&
+        (!cas || (h.nseg == 1 && h.dataBytes == 2 * elem));
+    std::uint64_t total = 0;
+    for (std::uint32_t k = 0; valid && k < h.nseg; ++k) {
+      std::uint64_t pair[2];
+      std::memcpy(pair, segs + 16 * k, 16);
+      valid = pair[1] % elem == 0 && exposes(pair[0], pair[1]);
+      total += pair[1];
+    }
+    if (valid && !cas && total != h.dataBytes) valid = false;
+    if (!valid) {
+      log::core().error("accumulate message {} in the inbox is malformed: ignored", stamp);
+    } else {
+      if (fetch) amScratch_.resize(cas ? elem : h.dataBytes);
+      std::size_t pos = 0;
+      for (std::uint32_t k = 0; k < h.nseg; ++k) {
+        std::uint64_t pair[2];
+        std::memcpy(pair, segs + 16 * k, 16);
+        // (A dynamic window's base is MPI_BOTTOM: offsets are addresses.)
+        auto* tp = reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(mem) + pair[0]);
+        const auto len = static_cast<std::size_t>(pair[1]);
+        if (fetch) std::memcpy(amScratch_.data() + pos, tp, len);
+        if (cas) {
+          if (std::memcmp(tp, data + elem, elem) == 0) std::memcpy(tp, data, elem);
+        } else if (op != Op::kNoOp) {
+          applyOp(op, kind, tp, data + pos, len / elem);
+        }
+        pos += len;
+      }
+      if (fetch) std::memcpy(data, amScratch_.data(), amScratch_.size());
+    }
+    // A reply even for a malformed message: its origin must not wait forever.
+    if (fetch) word(so + 8).store(stamp, std::memory_order_release);
+    amAwaitingAck_[static_cast<std::size_t>(amApplied_ % detail::kSlotCount)] = fetch ? 1 : 0;
+    ++amApplied_;
+    word(detail::kInboxApplied).store(amApplied_, std::memory_order_release);
+    worked = true;
+  }
+  release();
+  return worked;
+}
+
+void Window::detachInbox() noexcept {
+  if (!amRegistered_) return;
+  comm_.context().inboxes().remove(this);
+  amRegistered_ = false;
+}
+
+}  // namespace onesided

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Accumulate by active message: the inbox layout shared by origins and targets, and the
+// per-rank service (a registry of windows plus the progress thread) that applies messages.
+// The protocol is described in am.cpp.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace onesided {
+class Window;
+}
+
+namespace onesided::detail {
+
+/// Inbox layout, inside a window's control region after its 64 bytes of control words.
+constexpr std::size_t kInboxOffset = 64;
+constexpr std::size_t kInboxApplied = kInboxOffset;       // messages applied (target writes)
+constexpr std::size_t kInboxReleased = kInboxOffset + 8;  // slots free again (target writes)
+constexpr std::size_t kInboxSlots = kInboxOffset + 64;    // the first slot
+constexpr std::size_t kSlotCount = 32;
+constexpr std::size_t kSlotBytes = 4096;
+constexpr std::size_t kInboxBytes = 64 + kSlotCount * kSlotBytes;
+
+/// A message's first 32 bytes; then `nseg` segments {target offset, bytes} (16 bytes each), then
+/// `dataBytes` of packed values (origin values; for compare-and-swap, origin then compare; the
+/// old values replace them when a reply is asked for).
+struct AmHeader {
+  std::uint64_t stamp;    // ticket + 1, written last and alone (the message is complete)
+  std::uint64_t replied;  // the target sets it to `stamp` when the reply is in place
+  std::uint32_t dataBytes;
+  std::uint32_t nseg;
+  std::uint16_t op;
+  std::uint16_t kind;
+  std::uint32_t flags;
+};
+static_assert(sizeof(AmHeader) == 32);
+constexpr std::uint32_t kAmFetch = 1;    // the origin waits for the old values
+constexpr std::uint32_t kAmCompare = 2;  // compare-and-swap of one element
+
+/// The windows whose inboxes this rank serves. Messages are applied by whichever comes first:
+/// the progress thread, or the rank itself whenever it drives progress (Context::progress). One
+/// lock serialises them, which is what makes the messages atomic with each other.
+///
+/// The thread sleeps on a condition variable while no window uses messages (no cost at all),
+/// and otherwise polls: a few hundred yields after the last message (a reply arrives within
+/// microseconds), then sleeps growing from 20 us to 1 ms, so an idle rank wakes at most about a
+/// thousand times a second and a busy one loses no more than that to it.
+class Inboxes {
+ public:
+  explicit Inboxes(bool thread) : wantThread_(thread) {}
+  ~Inboxes();
+  Inboxes(const Inboxes&) = delete;
+  Inboxes& operator=(const Inboxes&) = delete;
+
+  void add(Window* w);
+  /// After it returns, `w` is not being serviced and never will be again.
+  void remove(Window* w) noexcept;
+  /// From the rank's own thread: services every inbox unless the progress thread is at it.
+  void serviceFromOwner();
+  /// The lock the rank holds while it applies an accumulate to its own window directly.
+  std::mutex& lock() { return mu_; }
+
+ private:
+  void run();
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Window*> windows_;
+  std::atomic<bool> any_{false};
+  bool stop_ = false;
+  bool wantThread_;
+  std::thread thread_;
+};
+
+}  // namespace onesided::detail

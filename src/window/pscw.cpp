@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// General active-target synchronisation: MPI_Win_post / start / complete / wait / test.
+//
+// Matching is done with two counters in each rank's control words, updated by remote atomics
+// only (the same words and the same transport path as the passive-target locks):
+//   - kPostWord at an origin counts the MPI_Win_post notices it has received. MPI_Win_start with
+//     a group of n targets waits until the count reaches n and takes n off it.
+//   - kCompleteWord at a target counts MPI_Win_complete notices. MPI_Win_wait with a post group
+//     of n origins waits until it reaches n and takes n off it.
+// Counting is enough, no epoch numbers are needed: a target's next post to an origin can only
+// come after its wait has seen that origin's complete, which comes after the origin's start has
+// consumed the previous post. So a notice never arrives early enough to be counted in the wrong
+// epoch. A start therefore costs no message, a post or a complete one remote atomic per member.
+//
+// Each taking-off is a remote atomic on the rank's own word (never a CPU atomic: a NIC's atomics
+// are not atomic with respect to the CPU's); the waiting itself reads the word locally.
+#include <algorithm>
+#include <atomic>
+#include <string>
+
+#include "onesided/comm.hpp"
+#include "onesided/context.hpp"
+#include "onesided/window.hpp"
+#include "transport/transport.hpp"
+#include "window/barrier.hpp"
+
+namespace onesided {
+namespace {
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+}  // namespace
+
+std::uint64_t Window::ownControl(int word) const {
+  auto* words = static_cast<std::uint64_t*>(control_->base());
+  return std::atomic_ref<std::uint64_t>(words[word]).load(std::memory_order_acquire);
+}
+
+std::vector<int> Window::pscwGroup(const char* call, std::span<const int> ranks) const {
+  std::vector<int> group(ranks.begin(), ranks.end());
+  const int p = comm_.size();
+  for (int r : group) {
+    if (r < 0 || r >= p) {
+      throw Error(kErrRank, std::string(call) + ": group member " + str(r) +
+                                " is not in the window's group (size " + str(p) + ")");
+    }
+  }
+  std::sort(group.begin(), group.end());
+  if (auto dup = std::adjacent_find(group.begin(), group.end()); dup != group.end()) {
+    throw Error(kErrGroup, std::string(call) + ": rank " + str(*dup) + " is in the group twice");
+  }
+  return group;
+}
+
+void Window::post(std::span<const int> origins, int assertion) {
+  requireLive();
+  constexpr int kAllowed = kModeNocheck | kModeNostore | kModeNoput;
+  if ((assertion & ~kAllowed) != 0) {
+    throw Error(kErrAssert, "assertion " + str(assertion) +
+                                " has bits that MPI_Win_post does not accept (allowed: "
+                                "MPI_MODE_NOCHECK, NOSTORE, NOPUT)");
+  }
+  if (posted_) {
+    throw Error(kErrRmaSync,
+                "an exposure epoch of MPI_Win_post is already open (end it with "
+                "MPI_Win_wait or MPI_Win_test)");
+  }
+  if (epoch_ == Epoch::kFence && pendingOps_ > 0) {
+    throw Error(kErrRmaSync, "MPI_Win_post inside a fence epoch with " +
+                                 str(static_cast<std::int64_t>(pendingOps_)) +
+                                 " operations issued (end it with MPI_Win_fence first)");
+  }
+  const auto group = pscwGroup("MPI_Win_post", origins);
+  // Our memory must be as the program left it before any origin may access it: stores to the
+  // window are ordered before the notices (a full barrier, then the atomics).
+  detail::fullBarrier();
+  if ((assertion & kModeNocheck) == 0) {
+    for (int r : group) {
+      control(r, kPostWord, static_cast<int>(transport::AtomicOp::kFetchAdd), 1);
+    }
+  }
+  if (epoch_ == Epoch::kFence) {
+    epoch_ = Epoch::kNone;
+    allOpen_ = false;
+  }
+  posted_ = true;
+  postOrigins_ = group.size();
+}
+
+void Window::start(std::span<const int> targets, int assertion) {
+  requireLive();
+  if ((assertion & ~kModeNocheck) != 0) {
+    throw Error(kErrAssert, "assertion " + str(assertion) +
+                                " has bits other than MPI_MODE_NOCHECK (MPI_Win_start)");
+  }
+  if (epoch_ == Epoch::kPscw) {
+    throw Error(kErrRmaSync,
+                "an access epoch of MPI_Win_start is already open (end it with "
+                "MPI_Win_complete)");
+  }
+  if (epoch_ == Epoch::kPassive) {
+    throw Error(kErrRmaSync,
+                "MPI_Win_start while a passive-target epoch (MPI_Win_lock / lock_all) is open");
+  }
+  if (epoch_ == Epoch::kFence && pendingOps_ > 0) {
+    throw Error(kErrRmaSync, "MPI_Win_start inside a fence epoch with " +
+                                 str(static_cast<std::int64_t>(pendingOps_)) +
+                                 " operations issued (end it with MPI_Win_fence first)");
+  }
+  auto group = pscwGroup("MPI_Win_start", targets);
+  const std::uint64_t n = group.size();
+  if ((assertion & kModeNocheck) == 0 && n > 0) {
+    comm_.context().waitUntil([&] { return ownControl(kPostWord) >= n; });
+    control(comm_.rank(), kPostWord, static_cast<int>(transport::AtomicOp::kFetchAdd), ~n + 1);
+  }
+  for (int r : group) targets_[static_cast<std::size_t>(r)].lock = kLockStarted;
+  started_ = std::move(group);
+  epoch_ = Epoch::kPscw;
+  ++epochs_;  // dynamic windows re-validate their attach tables once per epoch
+  allOpen_ = false;
+  pendingOps_ = 0;
+}
+
+void Window::completeAccess() {
+  requireLive();
+  if (epoch_ != Epoch::kPscw) {
+    throw Error(kErrRmaSync, "MPI_Win_complete without MPI_Win_start");
+  }
+  // Every operation complete at its target before the target hears of it.
+  if (started_.size() == static_cast<std::size_t>(comm_.size())) {
+    complete(-1);
+  } else {
+    for (int r : started_) complete(r);
+  }
+  for (int r : started_) {
+    targets_[static_cast<std::size_t>(r)].lock = kLockNone;
+    control(r, kCompleteWord, static_cast<int>(transport::AtomicOp::kFetchAdd), 1);
+  }
+  started_.clear();
+  epoch_ = Epoch::kNone;
+  pendingOps_ = 0;
+}
+
+bool Window::test() {
+  requireLive();
+  if (!posted_) throw Error(kErrRmaSync, "MPI_Win_test without MPI_Win_post");
+  if (postOrigins_ > 0) {
+    if (ownControl(kCompleteWord) < postOrigins_) {
+      comm_.context().progress();
+      if (ownControl(kCompleteWord) < postOrigins_) return false;
+    }
+    control(comm_.rank(), kCompleteWord, static_cast<int>(transport::AtomicOp::kFetchAdd),
+            ~postOrigins_ + 1);
+  }
+  // The origins' data is complete in our memory; order our later loads after it.
+  detail::fullBarrier();
+  posted_ = false;
+  postOrigins_ = 0;
+  return true;
+}
+
+void Window::wait() {
+  requireLive();
+  if (!posted_) throw Error(kErrRmaSync, "MPI_Win_wait without MPI_Win_post");
+  comm_.context().waitUntil([&] { return ownControl(kCompleteWord) >= postOrigins_; });
+  test();
+}
+
+}  // namespace onesided
