@@ -24,9 +24,24 @@ static void fail(const char* what, int rc, int line) {
   MPI_Abort(MPI_COMM_WORLD, 3);
 }
 
-/* One iteration: rank 0 issues the operations; then everybody fences, or rank 0 flushes. */
+/* The groups of a PSCW epoch: rank 1 exposes to rank 0, rank 0 accesses rank 1. */
+static MPI_Group origin_group = MPI_GROUP_NULL;
+static MPI_Group target_group = MPI_GROUP_NULL;
+
+/* One iteration: rank 0 issues the operations inside the epoch of the chosen synchronisation:
+ * fence (everybody), flush (rank 0, inside lock_all), lock / unlock of rank 1 (rank 0), or a
+ * PSCW epoch (rank 1 posts and waits, rank 0 starts and completes). */
 static void iteration(const struct bench_spec* s, int rank, char* buf, size_t bytes, MPI_Win win,
-                      int flush) {
+                      int sync) {
+  if (sync == BENCH_SYNC_PSCW) {
+    if (rank == 1) {
+      CHECK(MPI_Win_post(origin_group, 0, win));
+      CHECK(MPI_Win_wait(win));
+      return;
+    }
+    if (rank == 0) CHECK(MPI_Win_start(target_group, 0, win));
+  }
+  if (sync == BENCH_SYNC_LOCK && rank == 0) CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win));
   if (rank == 0 && s->op != BENCH_NONE) {
     for (int k = 0; k < s->ops_per_iter; ++k) {
       if (s->op == BENCH_PUT) {
@@ -43,10 +58,25 @@ static void iteration(const struct bench_spec* s, int rank, char* buf, size_t by
       }
     }
   }
-  if (!flush) {
+  if (sync == BENCH_SYNC_FENCE) {
     CHECK(MPI_Win_fence(0, win));
   } else if (rank == 0) {
-    CHECK(MPI_Win_flush(1, win));
+    if (sync == BENCH_SYNC_FLUSH) CHECK(MPI_Win_flush(1, win));
+    if (sync == BENCH_SYNC_LOCK) CHECK(MPI_Win_unlock(1, win));
+    if (sync == BENCH_SYNC_PSCW) CHECK(MPI_Win_complete(win));
+  }
+}
+
+static const char* sync_suffix(int sync) {
+  switch (sync) {
+    case BENCH_SYNC_FLUSH:
+      return "_flush";
+    case BENCH_SYNC_LOCK:
+      return "_lock";
+    case BENCH_SYNC_PSCW:
+      return "_pscw";
+    default:
+      return "";
   }
 }
 
@@ -131,7 +161,15 @@ int bench_main(int argc, char** argv, const struct bench_spec* spec) {
     o.max_bytes = 8;
   }
   char name[64];
-  snprintf(name, sizeof name, "%s%s", spec->name, o.sync_flush ? "_flush" : "");
+  snprintf(name, sizeof name, "%s%s", spec->name, sync_suffix(o.sync));
+  if (o.sync == BENCH_SYNC_PSCW) {
+    MPI_Group world;
+    const int zero = 0, one = 1;
+    CHECK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    CHECK(MPI_Group_incl(world, 1, &zero, &origin_group));
+    CHECK(MPI_Group_incl(world, 1, &one, &target_group));
+    CHECK(MPI_Group_free(&world));
+  }
 
   char* winbuf = NULL;
   char* winmem = NULL;
@@ -166,20 +204,20 @@ int bench_main(int argc, char** argv, const struct bench_spec* spec) {
     const int warmup = bench_scaled_iters(o.warmup, bytes, spec->ops_per_iter);
     prepare(spec, rank, buf, winbuf, bytes);
     CHECK(MPI_Win_fence(0, win)); /* publishes prepare(); nobody starts before everybody is here */
-    const int flush = o.sync_flush;
-    if (flush) {
-      /* End the fence epoch, so that the passive one may begin (MPI-3.1 §11.5). */
+    const int sync = o.sync;
+    if (sync != BENCH_SYNC_FENCE) {
+      /* End the fence epoch, so that the others may begin (MPI-3.1 §11.5). */
       CHECK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
-      if (rank == 0) CHECK(MPI_Win_lock_all(0, win));
+      if (sync == BENCH_SYNC_FLUSH && rank == 0) CHECK(MPI_Win_lock_all(0, win));
     }
-    for (int i = 0; i < warmup; ++i) iteration(spec, rank, buf, bytes, win, flush);
+    for (int i = 0; i < warmup; ++i) iteration(spec, rank, buf, bytes, win, sync);
     for (int b = 0; b < o.repeats; ++b) {
       double t = MPI_Wtime();
-      for (int i = 0; i < iters; ++i) iteration(spec, rank, buf, bytes, win, flush);
+      for (int i = 0; i < iters; ++i) iteration(spec, rank, buf, bytes, win, sync);
       per[b] = (MPI_Wtime() - t) / iters;
     }
-    if (flush) {
-      if (rank == 0) CHECK(MPI_Win_unlock_all(win));
+    if (sync != BENCH_SYNC_FENCE) {
+      if (sync == BENCH_SYNC_FLUSH && rank == 0) CHECK(MPI_Win_unlock_all(win));
       CHECK(MPI_Win_fence(0, win)); /* the target's check below reads what rank 0 put */
     }
     if (rank == 0) {
@@ -200,6 +238,8 @@ int bench_main(int argc, char** argv, const struct bench_spec* spec) {
     CHECK(MPI_Free_mem(buf));
   }
   free(per);
+  if (origin_group != MPI_GROUP_NULL) CHECK(MPI_Group_free(&origin_group));
+  if (target_group != MPI_GROUP_NULL) CHECK(MPI_Group_free(&target_group));
   MPI_Finalize();
   return failed ? 1 : 0;
 }

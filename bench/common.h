@@ -15,7 +15,10 @@
  *
  * --sync flush: instead of fences, rank 0 opens one MPI_Win_lock_all epoch around the loop and
  * completes each iteration with MPI_Win_flush(1) (OSU's -s flush); the JSON "bench" gets a
- * "_flush" suffix.
+ * "_flush" suffix. --sync lock: rank 0 locks rank 1 exclusively around each iteration's
+ * operations (OSU's -s lock; suffix "_lock"). --sync pscw: each iteration is one PSCW epoch,
+ * rank 1 posting to rank 0 and waiting, rank 0 starting, issuing and completing (OSU's -s pscw;
+ * suffix "_pscw").
  *
  * --verify (default on): before each size, the origin buffer (put) or the target window (get) is
  * filled with a size-dependent pattern; after the timed loop the target window (put) or the origin

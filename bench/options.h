@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 enum { BENCH_MAX_SIZES = 64 };
+enum bench_sync { BENCH_SYNC_FENCE, BENCH_SYNC_FLUSH, BENCH_SYNC_LOCK, BENCH_SYNC_PSCW };
 
 struct bench_options {
   int warmup;        /* --warmup-iters: untimed iterations per size (capped for big messages) */
@@ -16,9 +17,9 @@ struct bench_options {
   int verify;        /* --verify (default) / --no-verify */
   int create;        /* --flavor create: MPI_Win_create over memory of the program's own */
   size_t win_offset; /* --win-offset: create windows start this far after a page boundary */
-  int sync_flush; /* --sync flush: MPI_Win_lock_all around the loop, MPI_Win_flush per iteration */
-  size_t min_bytes; /* --min-bytes */
-  size_t max_bytes; /* --max-bytes */
+  int sync;          /* --sync: BENCH_SYNC_FENCE (default), _FLUSH, _LOCK or _PSCW (see common.h) */
+  size_t min_bytes;  /* --min-bytes */
+  size_t max_bytes;  /* --max-bytes */
   const char* label;
   size_t sizes[BENCH_MAX_SIZES]; /* the sweep: --sizes, or min..max (x8 below 4 KiB, x16 above) */
   int nsizes;

@@ -2,9 +2,12 @@
 #include "onesided/comm.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <tuple>
 
-#include "bootstrap/bootstrap.hpp"
+#include "collectives/channel.hpp"
 #include "onesided/context.hpp"
+#include "onesided/datatype.hpp"
 #include "onesided/errors.hpp"
 #include "window/sync.hpp"
 
@@ -15,19 +18,111 @@ Comm::Comm(Context& ctx, std::vector<int> worldRanks) : ctx_(ctx), ranks_(std::m
   if (it == ranks_.end()) throw Error(kErrIntern, "communicator does not contain this rank");
   rank_ = static_cast<int>(it - ranks_.begin());
   sync_ = std::make_unique<detail::SyncRegion>(ctx_, ranks_, rank_);
+  channel_ = std::make_unique<detail::Channel>(ctx_, ranks_, rank_);
 }
 
 Comm::~Comm() = default;
 
-void Comm::connectSync(const std::vector<std::vector<std::byte>>& infos) { sync_->connect(infos); }
+std::vector<std::byte> Comm::localInfo() const {
+  auto a = sync_->localInfo();
+  auto b = channel_->localInfo();
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+void Comm::connect(const std::vector<std::vector<std::byte>>& infos) {
+  std::vector<std::vector<std::byte>> sync(infos.size());
+  std::vector<std::vector<std::byte>> chan(infos.size());
+  for (std::size_t i = 0; i < infos.size(); ++i) {
+    const auto n = static_cast<std::ptrdiff_t>(detail::SyncRegion::infoSize(infos[i].data()));
+    sync[i].assign(infos[i].begin(), infos[i].begin() + n);
+    chan[i].assign(infos[i].begin() + n, infos[i].end());
+  }
+  sync_->connect(sync);
+  channel_->connect(chan);
+}
 
 std::vector<std::vector<std::byte>> Comm::allgather(std::span<const std::byte> mine) {
-  if (size() == 1) return {std::vector<std::byte>(mine.begin(), mine.end())};
-  if (size() == ctx_.size()) return ctx_.bootstrap().allgather(mine);
-  // Sub-communicators arrive with the collectives; until then only world and self exist.
-  throw Error(kErrUnsupportedOperation, "allgather on a sub-communicator is not supported yet");
+  const int p = size();
+  std::vector<std::vector<std::byte>> out(static_cast<std::size_t>(p));
+  out[static_cast<std::size_t>(rank_)].assign(mine.begin(), mine.end());
+  if (p == 1) return out;
+  // Every member writes its blob into every other member's scratch, starting with the next
+  // rank (staggered, so no member is everyone's first target).
+  std::vector<detail::SendOp> sends;
+  std::vector<detail::RecvOp> recvs;
+  const detail::Stream src{mine.data(), mine.size(), &datatypeOf<std::byte>()};
+  for (int d = 1; d < p; ++d) {
+    const int to = (rank_ + d) % p;
+    const int from = (rank_ - d + p) % p;
+    sends.push_back({to, src});
+    recvs.push_back({from, {}, &out[static_cast<std::size_t>(from)]});
+  }
+  channel_->run(sends, recvs);
+  return out;
 }
 
 void Comm::barrier() { sync_->barrier(); }
+
+std::unique_ptr<Comm> Comm::derive(const std::vector<int>& members) {
+  std::unique_ptr<Comm> child;
+  if (!members.empty()) child = std::make_unique<Comm>(ctx_, members);
+  const std::vector<std::byte> info = child ? child->localInfo() : std::vector<std::byte>{};
+  auto all = allgather(info);
+  if (!child) return nullptr;
+  std::vector<std::vector<std::byte>> infos;
+  infos.reserve(members.size());
+  for (int w : members) {
+    auto it = std::find(ranks_.begin(), ranks_.end(), w);
+    auto& blob = all[static_cast<std::size_t>(it - ranks_.begin())];
+    if (blob.empty()) {
+      throw Error(kErrIntern, "world rank " + std::to_string(w) +
+                                  " did not join the new communicator it belongs to");
+    }
+    infos.push_back(std::move(blob));
+  }
+  child->connect(infos);
+  return child;
+}
+
+std::unique_ptr<Comm> Comm::dup() { return derive(ranks_); }
+
+std::unique_ptr<Comm> Comm::split(int color, int key) {
+  if (color < 0 && color != kUndefined) {
+    throw Error(kErrArg, "color " + std::to_string(color) + " is negative (and not MPI_UNDEFINED)");
+  }
+  std::int32_t mine[2] = {color, key};
+  auto all = allgather({reinterpret_cast<const std::byte*>(mine), sizeof mine});
+  std::vector<std::tuple<int, int, int>> same;  // (key, rank here, world rank)
+  if (color != kUndefined) {
+    for (int r = 0; r < size(); ++r) {
+      std::int32_t v[2];
+      std::memcpy(v, all[static_cast<std::size_t>(r)].data(), sizeof v);
+      if (v[0] == color) same.emplace_back(v[1], r, worldRank(r));
+    }
+    std::sort(same.begin(), same.end());
+  }
+  std::vector<int> members;
+  members.reserve(same.size());
+  for (auto& [k, r, w] : same) members.push_back(w);
+  return derive(members);
+}
+
+std::unique_ptr<Comm> Comm::create(const Group& g) {
+  for (int i = 0; i < g.size(); ++i) {
+    if (std::find(ranks_.begin(), ranks_.end(), g.worldRank(i)) == ranks_.end()) {
+      throw Error(kErrGroup, "group member " + std::to_string(i) + " (world rank " +
+                                 std::to_string(g.worldRank(i)) +
+                                 ") is not a member of the communicator");
+    }
+  }
+  const bool in = g.rankOf(ctx_.rank()) >= 0;
+  return derive(in ? g.worldRanks() : std::vector<int>{});
+}
+
+void Comm::free() {
+  channel_->quiesce();
+  barrier();
+}
 
 }  // namespace onesided

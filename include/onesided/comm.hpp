@@ -6,15 +6,22 @@
 #include <span>
 #include <vector>
 
+#include "onesided/group.hpp"
+
 namespace onesided {
 
 class Context;
 namespace detail {
 class SyncRegion;
-}
+class Channel;
+}  // namespace detail
 
-/// A communicator: an ordered set of world ranks with this rank's place in it, and a registered
-/// sync region for its barrier. Not thread-safe.
+/// MPI_UNDEFINED, the color of ranks that join no communicator in split.
+constexpr int kUndefined = -32766;
+
+/// A communicator: an ordered set of world ranks with this rank's place in it, a registered sync
+/// region for its barrier and a registered scratch region (detail::Channel) that its collectives
+/// move data through. Not thread-safe.
 class Comm {
  public:
   /// Not collective by itself: the creator exchanges sync-region info (see Context) and calls
@@ -29,19 +36,45 @@ class Comm {
   [[nodiscard]] int worldRank(int r) const { return ranks_[static_cast<std::size_t>(r)]; }
   Context& context() { return ctx_; }
 
-  /// Every rank contributes a blob; all blobs in comm rank order. Collective.
+  [[nodiscard]] const std::vector<int>& worldRanks() const noexcept { return ranks_; }
+  /// MPI_Comm_group: the members as a group.
+  [[nodiscard]] Group group() const { return Group(ranks_); }
+
+  /// Every rank contributes a blob; all blobs in comm rank order, moved by one-sided writes into
+  /// the members' scratch regions. Collective.
   std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine);
   /// The dissemination barrier made of one-sided writes (ceil(log2 p) rounds). Collective.
   void barrier();
 
+  /// MPI_Comm_dup: the same members, new regions. Collective.
+  std::unique_ptr<Comm> dup();
+  /// MPI_Comm_split: members of the same color, ordered by (key, rank here); nullptr for
+  /// kUndefined. Collective over this communicator.
+  std::unique_ptr<Comm> split(int color, int key);
+  /// MPI_Comm_create: the members of `g` (a subgroup of this communicator, the same on every
+  /// rank), nullptr on ranks outside it. Collective over this communicator.
+  std::unique_ptr<Comm> create(const Group& g);
+  /// MPI_Comm_free's collective part: completes this rank's writes into the others' regions and
+  /// synchronises, so the regions can go away. The object is destroyed afterwards.
+  void free();
+
+  /// The scratch region the collectives use (collectives/).
+  detail::Channel& channel() { return *channel_; }
+
  private:
   friend class Context;
-  void connectSync(const std::vector<std::vector<std::byte>>& infos);
+  /// This rank's sync and scratch region info, for the creator's exchange.
+  [[nodiscard]] std::vector<std::byte> localInfo() const;
+  void connect(const std::vector<std::vector<std::byte>>& infos);
+  /// Builds the communicator of `members` (world ranks, in order; empty when this rank is not
+  /// one) and connects it through an allgather over this communicator.
+  std::unique_ptr<Comm> derive(const std::vector<int>& members);
 
   Context& ctx_;
   std::vector<int> ranks_;
   int rank_ = 0;
   std::unique_ptr<detail::SyncRegion> sync_;
+  std::unique_ptr<detail::Channel> channel_;
 };
 
 }  // namespace onesided

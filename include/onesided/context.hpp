@@ -129,6 +129,9 @@ class Context {
   enum class AccMode { kAuto, kMessage, kLock } accMode_ = AccMode::kAuto;
   bool progressThread_ = true;
   std::unique_ptr<detail::Inboxes> inboxes_;
+  // More ranks than CPUs this process may run on: waits yield from the start, since the rank
+  // waited for is likely waiting for this core.
+  bool oversubscribed_ = false;
   std::vector<std::vector<std::byte>> addresses_;
   std::vector<std::unique_ptr<transport::Endpoint>> endpoints_;
   std::unique_ptr<Comm> world_;

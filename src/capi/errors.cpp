@@ -119,8 +119,9 @@ MPI_Errhandler handlerFor(On on) {
       s.wins[static_cast<std::size_t>(on.handle)]) {
     return s.wins[static_cast<std::size_t>(on.handle)]->errhandler;
   }
-  if (on.kind == On::kComm && (on.handle == MPI_COMM_WORLD || on.handle == MPI_COMM_SELF) &&
-      s.initialized) {
+  if (on.kind == On::kComm && on.handle > 0 &&
+      static_cast<std::size_t>(on.handle) < s.comms.size() &&
+      s.comms[static_cast<std::size_t>(on.handle)].comm != nullptr && s.initialized) {
     return s.comms[static_cast<std::size_t>(on.handle)].errhandler;
   }
   // Errors not tied to a valid object are raised on MPI_COMM_WORLD (MPI-3.1 §8.3).

@@ -9,6 +9,7 @@
 #include "bootstrap/bootstrap.hpp"
 #include "capi/state.hpp"
 #include "log.hpp"
+#include "transport/transport.hpp"
 
 namespace onesided::capi {
 namespace {
@@ -29,6 +30,9 @@ void init(int required, int* provided) {
   log::setRank(s.ctx->rank());
   s.comms[MPI_COMM_WORLD].comm = &s.ctx->world();
   s.comms[MPI_COMM_SELF].comm = &s.ctx->self();
+  s.groups.clear();
+  s.groups.resize(2);
+  s.groups[MPI_GROUP_EMPTY] = std::make_unique<Group>();
   s.threadLevel = level;
   s.initialized = true;
   if (provided != nullptr) *provided = level;
@@ -78,6 +82,15 @@ int MPI_Finalize(void) {
     for (auto& w : s.wins) {
       if (w) onesided::log::capi().warn("window not freed before MPI_Finalize");
       w.reset();
+    }
+    // Communicators the program did not free, likewise (before the context they live on), once
+    // every rank's last writes into their scratch regions are complete.
+    s.ctx->transport().flushAll();
+    s.ctx->world().barrier();
+    s.retiredComms.clear();
+    for (std::size_t i = 3; i < s.comms.size(); ++i) {
+      s.comms[i].comm = nullptr;
+      s.comms[i].owned.reset();
     }
     s.ctx->finalize();
     s.ctx.reset();

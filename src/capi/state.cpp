@@ -16,10 +16,27 @@ Context& context() {
 CommEntry& commEntry(MPI_Comm comm) {
   requireInit();
   if (comm == MPI_COMM_NULL) throw Error(MPI_ERR_COMM, "communicator is MPI_COMM_NULL");
-  if (comm != MPI_COMM_WORLD && comm != MPI_COMM_SELF) {
+  auto& comms = state().comms;
+  if (comm < 0 || static_cast<std::size_t>(comm) >= comms.size()) {
     throw Error(MPI_ERR_COMM, "invalid communicator handle " + std::to_string(comm));
   }
-  return state().comms[static_cast<std::size_t>(comm)];
+  auto& e = comms[static_cast<std::size_t>(comm)];
+  if (e.comm == nullptr) {
+    throw Error(MPI_ERR_COMM, "communicator handle " + std::to_string(comm) + " was freed");
+  }
+  return e;
+}
+
+Group& group(MPI_Group group) {
+  requireInit();
+  auto& groups = state().groups;
+  if (group == MPI_GROUP_NULL) throw Error(MPI_ERR_GROUP, "group is MPI_GROUP_NULL");
+  if (group < 0 || static_cast<std::size_t>(group) >= groups.size()) {
+    throw Error(MPI_ERR_GROUP, "invalid group handle " + std::to_string(group));
+  }
+  auto& g = groups[static_cast<std::size_t>(group)];
+  if (!g) throw Error(MPI_ERR_GROUP, "group handle " + std::to_string(group) + " was freed");
+  return *g;
 }
 
 Comm& comm(MPI_Comm c) { return *commEntry(c).comm; }

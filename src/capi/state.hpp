@@ -16,6 +16,7 @@
 #include "onesided/context.hpp"
 #include "onesided/datatype.hpp"
 #include "onesided/errors.hpp"
+#include "onesided/group.hpp"
 #include "onesided/window.hpp"
 
 namespace onesided::capi {
@@ -23,6 +24,7 @@ namespace onesided::capi {
 struct CommEntry {
   Comm* comm = nullptr;
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
+  std::unique_ptr<Comm> owned;  // communicators made by dup / split / create
 };
 
 struct WinEntry {
@@ -54,7 +56,15 @@ struct State {
   bool finalized = false;
   int threadLevel = MPI_THREAD_SINGLE;
   std::unique_ptr<Context> ctx;
-  std::array<CommEntry, 3> comms;                  // MPI_COMM_NULL, MPI_COMM_WORLD, MPI_COMM_SELF
+  // Communicators: index = handle; [0..2] = MPI_COMM_NULL, MPI_COMM_WORLD, MPI_COMM_SELF. A
+  // freed handle's entry is empty and never reused, so a stale handle is always MPI_ERR_COMM.
+  std::vector<CommEntry> comms = std::vector<CommEntry>(3);
+  // Freed communicators a live window still refers to: destroyed when the window is (or at
+  // MPI_Finalize).
+  std::vector<std::unique_ptr<Comm>> retiredComms;
+  // Groups: index = handle; [0] = MPI_GROUP_NULL (empty), [1] = MPI_GROUP_EMPTY; freed handles
+  // are never reused.
+  std::vector<std::unique_ptr<Group>> groups;
   std::vector<std::unique_ptr<WinEntry>> wins{1};  // index = handle; [0] = MPI_WIN_NULL
   MPI_Errhandler preInitErrhandler = MPI_ERRORS_ARE_FATAL;
   // Derived datatypes: handle kFirstDerivedType + i is types[i]; a freed handle's slot is null
@@ -127,6 +137,10 @@ inline void requireInit() {
 Context& context();
 CommEntry& commEntry(MPI_Comm comm);
 Comm& comm(MPI_Comm comm);
+/// A group handle's group (MPI_GROUP_EMPTY included); MPI_ERR_GROUP naming the handle otherwise.
+Group& group(MPI_Group group);
+/// A new group handle for `g` (handles are never reused).
+MPI_Group addGroup(Group g);
 inline WinEntry& winEntry(MPI_Win win) {
   State& s = state();
   if (s.initialized && !s.finalized && win > 0 && static_cast<std::size_t>(win) < s.wins.size())

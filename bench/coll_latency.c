@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* coll_latency: OSU-style latency of one collective (osu_gather, osu_alltoall, ...): per size,
+ * warm-up iterations, then batches of timed iterations with a barrier before each batch; each
+ * rank's time per iteration is averaged over the ranks (MPI_Reduce) and the median batch is
+ * reported, as one JSON line from rank 0. Written against the standard <mpi.h> only, so the
+ * same source builds with onesided and with Open MPI (mpicc.openmpi).
+ *
+ *   coll_latency --coll gather|gatherv|scatter|scatterv|alltoall|alltoallv|bcast|allreduce|
+ *                       allgather|reduce|barrier
+ *                [--min-bytes 8] [--max-bytes 1048576] [--iters 200] [--repeats 5]
+ *                [--label onesided] [--no-verify]
+ *
+ * Sizes are the bytes one rank sends to one other (OSU's convention); x4 steps. --verify
+ * (default) checks the result of the last iteration of each size. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char* coll = "gather";
+static size_t min_bytes = 8, max_bytes = 1 << 20;
+static int iters = 200, repeats = 5, verify = 1;
+static const char* label = "mpi";
+
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y;
+}
+
+/* One call of the collective with n bytes per peer (n a multiple of 4 for the reductions). */
+static void once(char* s, char* r, int n, int p, int* counts, int* displs) {
+  MPI_Comm w = MPI_COMM_WORLD;
+  if (!strcmp(coll, "gather")) {
+    MPI_Gather(s, n, MPI_CHAR, r, n, MPI_CHAR, 0, w);
+  } else if (!strcmp(coll, "gatherv")) {
+    MPI_Gatherv(s, n, MPI_CHAR, r, counts, displs, MPI_CHAR, 0, w);
+  } else if (!strcmp(coll, "scatter")) {
+    MPI_Scatter(s, n, MPI_CHAR, r, n, MPI_CHAR, 0, w);
+  } else if (!strcmp(coll, "scatterv")) {
+    MPI_Scatterv(s, counts, displs, MPI_CHAR, r, n, MPI_CHAR, 0, w);
+  } else if (!strcmp(coll, "alltoall")) {
+    MPI_Alltoall(s, n, MPI_CHAR, r, n, MPI_CHAR, w);
+  } else if (!strcmp(coll, "alltoallv")) {
+    MPI_Alltoallv(s, counts, displs, MPI_CHAR, r, counts, displs, MPI_CHAR, w);
+  } else if (!strcmp(coll, "allgather")) {
+    MPI_Allgather(s, n, MPI_CHAR, r, n, MPI_CHAR, w);
+  } else if (!strcmp(coll, "bcast")) {
+    MPI_Bcast(s, n, MPI_CHAR, 0, w);
+  } else if (!strcmp(coll, "allreduce")) {
+    MPI_Allreduce(s, r, n / 4, MPI_INT, MPI_SUM, w);
+  } else if (!strcmp(coll, "reduce")) {
+    MPI_Reduce(s, r, n / 4, MPI_INT, MPI_SUM, 0, w);
+  } else if (!strcmp(coll, "barrier")) {
+    MPI_Barrier(w);
+  }
+  (void)p;
+}
+
+/* Fills the send buffer so that byte k of the block for rank j from rank i is known. */
+static unsigned char pat(int from, int to, size_t k) {
+  return (unsigned char)(from * 31 + to * 7 + k);
+}
+
+static int check(const char* s, const char* r, int n, int p, int me) {
+  int bad = 0;
+  const unsigned char* u = (const unsigned char*)r;
+  if (!strcmp(coll, "gather") || !strcmp(coll, "gatherv")) {
+    if (me == 0)
+      for (int i = 0; i < p; ++i)
+        for (int k = 0; k < n; ++k) bad += u[(size_t)i * n + k] != pat(i, 0, (size_t)k);
+  } else if (!strcmp(coll, "scatter") || !strcmp(coll, "scatterv")) {
+    for (int k = 0; k < n; ++k) bad += u[k] != pat(0, me, (size_t)k);
+  } else if (!strcmp(coll, "alltoall") || !strcmp(coll, "alltoallv")) {
+    for (int i = 0; i < p; ++i)
+      for (int k = 0; k < n; ++k) bad += u[(size_t)i * n + k] != pat(i, me, (size_t)k);
+  } else if (!strcmp(coll, "allgather")) {
+    for (int i = 0; i < p; ++i)
+      for (int k = 0; k < n; ++k) bad += u[(size_t)i * n + k] != pat(i, i, (size_t)k);
+  } else if (!strcmp(coll, "bcast")) {
+    for (int k = 0; k < n; ++k) bad += (unsigned char)s[k] != pat(0, 0, (size_t)k);
+  } else if (!strcmp(coll, "allreduce") || (!strcmp(coll, "reduce") && me == 0)) {
+    const int* x = (const int*)r;
+    for (int k = 0; k < n / 4; ++k) bad += x[k] != p * (p - 1) / 2 + p * k;
+  }
+  return bad;
+}
+
+static void fill(char* s, int n, int p, int me) {
+  if (!strcmp(coll, "allreduce") || !strcmp(coll, "reduce")) {
+    int* x = (int*)s;
+    for (int k = 0; k < n / 4; ++k) x[k] = me + k;
+    return;
+  }
+  const int blocks = (!strcmp(coll, "gather") || !strcmp(coll, "gatherv") ||
+                      !strcmp(coll, "allgather") || !strcmp(coll, "bcast"))
+                         ? 1
+                         : p;
+  for (int j = 0; j < blocks; ++j)
+    for (int k = 0; k < n; ++k) {
+      int to = blocks == 1 ? (!strcmp(coll, "allgather") ? me : 0) : j;
+      s[(size_t)j * n + k] = (char)pat(me, to, (size_t)k);
+    }
+}
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "--coll") && i + 1 < argc)
+      coll = argv[++i];
+    else if (!strcmp(argv[i], "--min-bytes") && i + 1 < argc)
+      min_bytes = strtoull(argv[++i], 0, 10);
+    else if (!strcmp(argv[i], "--max-bytes") && i + 1 < argc)
+      max_bytes = strtoull(argv[++i], 0, 10);
+    else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
+      iters = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--repeats") && i + 1 < argc)
+      repeats = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--label") && i + 1 < argc)
+      label = argv[++i];
+    else if (!strcmp(argv[i], "--no-verify"))
+      verify = 0;
+    else {
+      fprintf(stderr, "coll_latency: unknown option %s\n", argv[i]);
+      return 1;
+    }
+  }
+  MPI_Init(&argc, &argv);
+  int p, me;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  const int is_barrier = !strcmp(coll, "barrier");
+  if (is_barrier) min_bytes = max_bytes = 0;
+  char* s = malloc((size_t)p * max_bytes + 64);
+  char* r = malloc((size_t)p * max_bytes + 64);
+  int* counts = malloc((size_t)p * sizeof(int));
+  int* displs = malloc((size_t)p * sizeof(int));
+  double* batch = malloc((size_t)repeats * sizeof(double));
+  int failed = 0;
+  for (size_t n = min_bytes; n <= max_bytes; n = n == 0 ? 1 : n * 4) {
+    const int nn = (int)n;
+    for (int i = 0; i < p; ++i) {
+      counts[i] = nn;
+      displs[i] = i * nn;
+    }
+    int it = iters;
+    if (n >= 65536) it = iters / 4 > 10 ? iters / 4 : 10;
+    if (n >= 262144) it = iters / 10 > 5 ? iters / 10 : 5;
+    fill(s, nn, p, me);
+    for (int w = 0; w < (it < 20 ? it : 20); ++w) once(s, r, nn, p, counts, displs);
+    for (int b = 0; b < repeats; ++b) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      double t0 = MPI_Wtime();
+      for (int i = 0; i < it; ++i) once(s, r, nn, p, counts, displs);
+      double mine = (MPI_Wtime() - t0) / it, sum = 0;
+      MPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+      batch[b] = sum / p;
+    }
+    if (verify) {
+      if (!strcmp(coll, "bcast") && me != 0) memset(s, 0, n);
+      if (!strcmp(coll, "bcast") && me == 0) fill(s, nn, p, me);
+      once(s, r, nn, p, counts, displs);
+      int bad = check(s, r, nn, p, me), all = 0;
+      MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+      if (all != 0) {
+        if (me == 0) fprintf(stderr, "coll_latency: %s %zu bytes: %d wrong bytes\n", coll, n, all);
+        failed = 1;
+      }
+    }
+    if (me == 0) {
+      qsort(batch, (size_t)repeats, sizeof(double), cmp_double);
+      printf(
+          "{\"bench\":\"%s\",\"system\":\"%s\",\"bytes\":%zu,\"ranks\":%d,\"iters\":%d,"
+          "\"p50_us\":%.3f,\"min_us\":%.3f}\n",
+          coll, label, n, p, it, batch[repeats / 2] * 1e6, batch[0] * 1e6);
+      fflush(stdout);
+    }
+    if (n == 0) break;
+  }
+  free(s);
+  free(r);
+  free(counts);
+  free(displs);
+  free(batch);
+  MPI_Finalize();
+  return failed;
+}

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// MPI_Alltoall and MPI_Alltoallv (MPI-3.1 §5.8): block j of rank i lands in block i of rank j.
+// Staggered: rank i writes to i + 1, i + 2, ... (mod p), so in each step every member is the
+// target of exactly one writer, with at most ONESIDED_COLL_INFLIGHT writes in flight per rank;
+// each member unpacks the blocks written into its scratch as their counters arrive. In place,
+// the receive buffer is packed first (its blocks are both the data sent and the destination).
+#include "collectives/common.hpp"
+
+namespace onesided::coll {
+using namespace detail;
+
+namespace {
+
+void exchange(Comm& comm, const std::function<Stream(int)>& src,
+              const std::function<Stream(int)>& dst) {
+  const int p = comm.size();
+  const int me = comm.rank();
+  localCopy(src(me), dst(me));
+  if (p == 1) return;
+  std::vector<SendOp> sends;
+  std::vector<RecvOp> recvs;
+  for (int d = 1; d < p; ++d) {
+    const int to = (me + d) % p;
+    const int from = (me - d + p) % p;
+    sends.push_back({to, src(to), 0});
+    recvs.push_back({from, dst(from), nullptr});
+  }
+  comm.channel().run(sends, recvs);
+}
+
+}  // namespace
+
+void alltoall(Comm& comm, const void* sbuf, int scount, const Datatype* stype, void* rbuf,
+              int rcount, const Datatype* rtype) {
+  const int p = comm.size();
+  const bool inplace = inPlaceArg(sbuf);
+  checkCount(rcount, "recvcount");
+  const Datatype& rt = checkType(rtype, "recvtype");
+  auto dst = [&](int r) {
+    return Stream{at(rbuf, rt, static_cast<std::int64_t>(r) * rcount),
+                  static_cast<std::size_t>(rcount), &rt};
+  };
+  if (inplace) {
+    const std::size_t bb = bytesOf(static_cast<std::size_t>(rcount), rt);
+    std::vector<std::byte> copy(static_cast<std::size_t>(p) * bb);
+    for (int r = 0; r < p; ++r) {
+      pack(dst(r).buf, dst(r).count, rt, copy.data() + static_cast<std::size_t>(r) * bb, bb);
+    }
+    exchange(
+        comm, [&](int r) { return bytes(copy.data() + static_cast<std::size_t>(r) * bb, bb); },
+        dst);
+    return;
+  }
+  checkCount(scount, "sendcount");
+  const Datatype& st = checkType(stype, "sendtype");
+  std::int64_t slo = 0, shi = 0, rlo = 0, rhi = 0;
+  widen(st, 0, static_cast<std::size_t>(p) * static_cast<std::size_t>(scount), slo, shi);
+  widen(rt, 0, static_cast<std::size_t>(p) * static_cast<std::size_t>(rcount), rlo, rhi);
+  checkNoAlias(sbuf, slo, shi, rbuf, rlo, rhi, "sendbuf", "recvbuf");
+  exchange(
+      comm,
+      [&](int r) {
+        return Stream{at(sbuf, st, static_cast<std::int64_t>(r) * scount),
+                      static_cast<std::size_t>(scount), &st};
+      },
+      dst);
+}
+
+void alltoallv(Comm& comm, const void* sbuf, const int* scounts, const int* sdispls,
+               const Datatype* stype, void* rbuf, const int* rcounts, const int* rdispls,
+               const Datatype* rtype) {
+  const int p = comm.size();
+  const bool inplace = inPlaceArg(sbuf);
+  if (rcounts == nullptr) throw Error(kErrArg, "recvcounts is NULL");
+  if (rdispls == nullptr) throw Error(kErrArg, "rdispls is NULL");
+  const Datatype& rt = checkType(rtype, "recvtype");
+  std::int64_t rlo = 0, rhi = 0;
+  for (int r = 0; r < p; ++r) {
+    if (rcounts[r] < 0) {
+      throw Error(kErrCount, "recvcounts[" + std::to_string(r) + "] " + std::to_string(rcounts[r]) +
+                                 " is negative");
+    }
+    widen(rt, rdispls[r], static_cast<std::size_t>(rcounts[r]), rlo, rhi);
+  }
+  auto dst = [&](int r) {
+    return Stream{at(rbuf, rt, rdispls[r]), static_cast<std::size_t>(rcounts[r]), &rt};
+  };
+  if (inplace) {
+    std::vector<std::size_t> off(static_cast<std::size_t>(p) + 1, 0);
+    for (int r = 0; r < p; ++r) {
+      off[static_cast<std::size_t>(r) + 1] =
+          off[static_cast<std::size_t>(r)] + bytesOf(static_cast<std::size_t>(rcounts[r]), rt);
+    }
+    std::vector<std::byte> copy(off.back());
+    for (int r = 0; r < p; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      pack(dst(r).buf, dst(r).count, rt, copy.data() + off[i], off[i + 1] - off[i]);
+    }
+    exchange(
+        comm,
+        [&](int r) {
+          const auto i = static_cast<std::size_t>(r);
+          return bytes(copy.data() + off[i], off[i + 1] - off[i]);
+        },
+        dst);
+    return;
+  }
+  if (scounts == nullptr) throw Error(kErrArg, "sendcounts is NULL");
+  if (sdispls == nullptr) throw Error(kErrArg, "sdispls is NULL");
+  const Datatype& st = checkType(stype, "sendtype");
+  std::int64_t slo = 0, shi = 0;
+  for (int r = 0; r < p; ++r) {
+    if (scounts[r] < 0) {
+      throw Error(kErrCount, "sendcounts[" + std::to_string(r) + "] " + std::to_string(scounts[r]) +
+                                 " is negative");
+    }
+    widen(st, sdispls[r], static_cast<std::size_t>(scounts[r]), slo, shi);
+  }
+  checkNoAlias(sbuf, slo, shi, rbuf, rlo, rhi, "sendbuf", "recvbuf");
+  exchange(
+      comm,
+      [&](int r) {
+        return Stream{at(sbuf, st, sdispls[r]), static_cast<std::size_t>(scounts[r]), &st};
+      },
+      dst);
+}
+
+}  // namespace onesided::coll

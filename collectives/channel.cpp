@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "collectives/channel.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <string>
+
+#include "datatype/loop.hpp"
+#include "log.hpp"
+#include "onesided/context.hpp"
+#include "onesided/datatype.hpp"
+#include "onesided/errors.hpp"
+
+namespace onesided::detail {
+namespace {
+
+constexpr std::size_t kLine = 64;
+
+struct InfoHeader {
+  std::uint64_t base;
+  std::uint64_t keyLen;
+};
+
+// At the start of every chunk: the size of the whole stream (so the receiver checks it against
+// its own count before writing anything) and of this chunk's payload.
+struct ChunkHeader {
+  std::uint64_t total;
+  std::uint64_t len;
+  std::uint64_t poison;  // the sender's error class (SendOp::poison), or 0
+};
+
+std::size_t envSize(const char* name, std::size_t dflt, std::size_t lo, std::size_t hi) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return dflt;
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  if (end == v || *end != '\0' || n < lo || n > hi) {
+    throw Error(kErrArg, std::string(name) + "=" + v + ": expected a number from " +
+                             std::to_string(lo) + " to " + std::to_string(hi));
+  }
+  return static_cast<std::size_t>(n);
+}
+
+// Copies `len` bytes of the packed stream between `mem` (the typed buffer) and `packed`.
+void packFrom(Cursor& c, const void* base, std::byte* out, std::size_t len) {
+  Datatype::Segment s{};
+  const auto b = reinterpret_cast<std::uintptr_t>(base);
+  while (len > 0 && c.next(len, s)) {
+    std::memcpy(out, reinterpret_cast<const std::byte*>(b + static_cast<std::uintptr_t>(s.offset)),
+                s.len);
+    out += s.len;
+    len -= s.len;
+  }
+}
+
+void unpackTo(Cursor& c, void* base, const std::byte* in, std::size_t len) {
+  Datatype::Segment s{};
+  const auto b = reinterpret_cast<std::uintptr_t>(base);
+  while (len > 0 && c.next(len, s)) {
+    std::memcpy(reinterpret_cast<std::byte*>(b + static_cast<std::uintptr_t>(s.offset)), in, s.len);
+    in += s.len;
+    len -= s.len;
+  }
+}
+
+std::size_t streamBytes(const Stream& s) { return s.count * s.type->size(); }
+
+}  // namespace
+
+struct Channel::SendState {
+  const SendOp* op;
+  std::optional<Cursor> cursor;
+  std::uint64_t total = 0;
+  std::uint64_t chunks = 0;
+  std::uint64_t done = 0;
+  [[nodiscard]] bool finished() const { return done == chunks; }
+};
+
+struct Channel::RecvState {
+  const RecvOp* op;
+  std::optional<Cursor> cursor;
+  void* base = nullptr;
+  std::uint64_t expected = 0;
+  std::uint64_t chunks = 1;  // known after the first chunk
+  std::uint64_t done = 0;
+  int errorClass = 0;
+  std::string error;
+  [[nodiscard]] bool finished() const { return done == chunks; }
+};
+
+Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
+    : ctx_(ctx), ranks_(std::move(worldRanks)), me_(me) {
+  const std::size_t p = ranks_.size();
+  // About 1 MiB per region: 64 KiB chunks, as many per pair as fit (2 to 8), so a sender can
+  // run ahead of a receiver that is not scheduled (more ranks than cores) by several chunks;
+  // beyond 8 ranks two chunks per pair, smaller as the communicator grows.
+  constexpr std::size_t kBudget = std::size_t{1} << 20;
+  constexpr std::size_t kMaxPayload = std::size_t{64} << 10;
+  depth_ = envSize("ONESIDED_COLL_DEPTH", std::clamp<std::size_t>(kBudget / p / kMaxPayload, 2, 8),
+                   2, 1024);
+  const std::size_t dflt =
+      std::clamp<std::size_t>(kBudget / p / depth_, std::size_t{4} << 10, kMaxPayload);
+  const std::size_t payload = envSize("ONESIDED_COLL_CHUNK", dflt, 8, std::size_t{64} << 20);
+  half_ = (sizeof(ChunkHeader) + payload + kLine - 1) / kLine * kLine;
+  inflight_ = static_cast<int>(envSize("ONESIDED_COLL_INFLIGHT", 4, 1, 1 << 20));
+  if (const char* a = std::getenv("ONESIDED_COLL_ALG"); a != nullptr && *a != '\0') {
+    const std::string s(a);
+    if (s == "linear") {
+      algorithm_ = 1;
+    } else if (s == "tree") {
+      algorithm_ = 2;
+    } else if (s != "auto") {
+      throw Error(kErrArg, "ONESIDED_COLL_ALG=" + s + ": expected auto, linear or tree");
+    }
+  }
+  regionBytes_ = 2 * p * kLine + p * depth_ * half_;
+  region_ = ctx_.transport().registerMemory(nullptr, regionBytes_, transport::Placement::kAllocate,
+                                            transport::Access::kRemoteWrite);
+  std::memset(region_->base(), 0, 2 * p * kLine);
+  staging_.resize(half_);
+}
+
+Channel::~Channel() {
+  try {
+    quiesce();
+  } catch (const std::exception& e) {
+    log::core().warn("completing the last collective writes: {}", e.what());
+  }
+  peers_.clear();  // keys belong to endpoints and go before the region
+}
+
+std::vector<std::byte> Channel::localInfo() const {
+  auto key = region_->packRkey();
+  InfoHeader h{reinterpret_cast<std::uint64_t>(region_->base()), key.size()};
+  std::vector<std::byte> out(sizeof h + key.size());
+  std::memcpy(out.data(), &h, sizeof h);
+  if (!key.empty()) std::memcpy(out.data() + sizeof h, key.data(), key.size());
+  return out;
+}
+
+std::size_t Channel::infoSize(const std::byte* in) {
+  InfoHeader h{};
+  std::memcpy(&h, in, sizeof h);
+  return sizeof h + h.keyLen;
+}
+
+void Channel::connect(const std::vector<std::vector<std::byte>>& infos) {
+  peers_.resize(infos.size());
+  for (std::size_t i = 0; i < infos.size(); ++i) {
+    InfoHeader h{};
+    std::memcpy(&h, infos[i].data(), sizeof h);
+    peers_[i].base = h.base;
+    peers_[i].packedKey.assign(infos[i].begin() + sizeof h,
+                               infos[i].begin() + static_cast<std::ptrdiff_t>(sizeof h + h.keyLen));
+  }
+}
+
+Channel::Peer& Channel::resolve(int member) {
+  Peer& p = peers_[static_cast<std::size_t>(member)];
+  if (!p.resolved) {
+    if (member == me_) {
+      p.direct = static_cast<std::byte*>(region_->base());
+    } else {
+      auto& ep = ctx_.endpoint(ranks_[static_cast<std::size_t>(member)]);
+      p.key = ep.unpackRkey(p.packedKey);
+      // The whole region must be on the load / store path, or none of it is used that way.
+      auto* lo = static_cast<std::byte*>(p.key->directPointer(p.base));
+      auto* hi = static_cast<std::byte*>(p.key->directPointer(p.base + regionBytes_ - 1));
+      p.direct = lo != nullptr && hi == lo + regionBytes_ - 1 ? lo : nullptr;
+    }
+    p.resolved = true;
+    log::core().debug("collective scratch of member {} (world {}): {}", member,
+                      ranks_[static_cast<std::size_t>(member)],
+                      p.direct != nullptr ? "direct" : "transport");
+  }
+  return p;
+}
+
+std::size_t Channel::arrivedOff(int member) const {
+  return static_cast<std::size_t>(member) * kLine;
+}
+
+std::size_t Channel::consumedOff(int member) const {
+  return (ranks_.size() + static_cast<std::size_t>(member)) * kLine;
+}
+
+std::size_t Channel::slotOff(int member, std::uint64_t chunk) const {
+  return 2 * ranks_.size() * kLine +
+         (static_cast<std::size_t>(member) * depth_ + chunk % depth_) * half_;
+}
+
+std::uint64_t Channel::loadLocal(std::size_t off) const {
+  auto* w = reinterpret_cast<std::uint64_t*>(static_cast<std::byte*>(region_->base()) + off);
+  return std::atomic_ref<std::uint64_t>(*w).load(std::memory_order_acquire);
+}
+
+void Channel::writeCounter(int member, std::size_t off, std::uint64_t value, bool arrived) {
+  Peer& p = resolve(member);
+  if (p.direct != nullptr) {
+    auto* w = reinterpret_cast<std::uint64_t*>(p.direct + off);
+    std::atomic_ref<std::uint64_t>(*w).store(value, std::memory_order_release);
+    return;
+  }
+  auto& ep = ctx_.endpoint(ranks_[static_cast<std::size_t>(member)]);
+  if (p.outPending) ep.flush();  // the last counter put may still read its source word
+  std::uint64_t& src = arrived ? p.outArrived : p.outConsumed;
+  src = value;
+  transport::Iov iov{&src, sizeof src};
+  (void)ep.put({&iov, 1}, p.base + off, *p.key);
+  ep.post();  // the peer waits for it: no batching
+  p.outPending = true;
+}
+
+bool Channel::trySend(SendState& s) {
+  const int peer = s.op->peer;
+  Peer& p = resolve(peer);
+  if (p.sent - loadLocal(consumedOff(peer)) >= depth_) return false;
+  const std::size_t payloadMax = half_ - sizeof(ChunkHeader);
+  const std::uint64_t pos = s.done * payloadMax;
+  const std::size_t len =
+      static_cast<std::size_t>(std::min<std::uint64_t>(payloadMax, s.total - pos));
+  if (s.op->avail != nullptr && pos + len > *s.op->avail) return false;  // not received yet
+  int poison = s.op->poison;
+  if (poison == 0 && s.op->livePoison != nullptr) poison = *s.op->livePoison;
+  const ChunkHeader h{s.total, len, static_cast<std::uint64_t>(poison)};
+  const std::size_t off = slotOff(me_, p.sent);
+  if (p.direct != nullptr) {
+    std::byte* dst = p.direct + off;
+    std::memcpy(dst, &h, sizeof h);
+    packFrom(*s.cursor, s.op->src.buf, dst + sizeof h, len);
+  } else {
+    std::memcpy(staging_.data(), &h, sizeof h);
+    packFrom(*s.cursor, s.op->src.buf, staging_.data() + sizeof h, len);
+    auto& ep = ctx_.endpoint(ranks_[static_cast<std::size_t>(peer)]);
+    transport::Iov iov{staging_.data(), sizeof h + len};
+    (void)ep.put({&iov, 1}, p.base + off, *p.key);
+    // The count is written only once the chunk is known to be complete at the peer.
+    ep.flush();
+    p.outPending = false;
+  }
+  ++p.sent;
+  ++s.done;
+  writeCounter(peer, arrivedOff(me_), p.sent, /*arrived=*/true);
+  return true;
+}
+
+bool Channel::tryRecv(RecvState& r) {
+  const int peer = r.op->peer;
+  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  if (loadLocal(arrivedOff(peer)) <= p.received) return false;
+  const std::byte* chunk =
+      static_cast<const std::byte*>(region_->base()) + slotOff(peer, p.received);
+  ChunkHeader h{};
+  std::memcpy(&h, chunk, sizeof h);
+  if (r.done == 0) {
+    const std::size_t payloadMax = half_ - sizeof(ChunkHeader);
+    r.chunks = std::max<std::uint64_t>(1, (h.total + payloadMax - 1) / payloadMax);
+    if (h.poison != 0) {
+      r.errorClass = static_cast<int>(h.poison);
+      r.error = "rank " + std::to_string(peer) + " reported an error in its part of the collective";
+    } else if (r.op->grow != nullptr) {
+      r.op->grow->resize(h.total);
+      r.base = r.op->grow->data();
+      r.cursor.emplace(datatypeOf<std::byte>(), h.total);
+    } else if (h.total != r.expected) {
+      r.errorClass = h.total > r.expected ? kErrTruncate : kErrCount;
+      r.error = "rank " + std::to_string(peer) + " sent " + std::to_string(h.total) +
+                " bytes where " + std::to_string(r.expected) + " bytes were expected (" +
+                std::to_string(r.op->dst.count) + " x " + r.op->dst.type->describe() + ")";
+    } else {
+      r.base = const_cast<void*>(r.op->dst.buf);
+      r.cursor.emplace(*r.op->dst.type, r.op->dst.count);
+    }
+  }
+  if (r.errorClass == 0) unpackTo(*r.cursor, r.base, chunk + sizeof h, h.len);
+  if (r.op->progress != nullptr) {
+    *r.op->progress = r.errorClass == 0 ? *r.op->progress + h.len : UINT64_MAX;
+  }
+  if (r.op->errorOut != nullptr && r.errorClass != 0) *r.op->errorOut = r.errorClass;
+  ++p.received;
+  ++r.done;
+  writeCounter(peer, consumedOff(me_), p.received, /*arrived=*/false);
+  return true;
+}
+
+void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs) {
+  const std::size_t payloadMax = half_ - sizeof(ChunkHeader);
+  std::vector<SendState> ss(sends.size());
+  std::vector<RecvState> rs(recvs.size());
+  for (std::size_t i = 0; i < sends.size(); ++i) {
+    auto& s = ss[i];
+    s.op = &sends[i];
+    s.total = streamBytes(sends[i].src);
+    s.chunks = std::max<std::uint64_t>(1, (s.total + payloadMax - 1) / payloadMax);
+    s.cursor.emplace(*sends[i].src.type, sends[i].src.count);
+  }
+  for (std::size_t i = 0; i < recvs.size(); ++i) {
+    rs[i].op = &recvs[i];
+    if (recvs[i].grow == nullptr) rs[i].expected = streamBytes(recvs[i].dst);
+    resolve(recvs[i].peer);
+  }
+  auto ready = [&] {
+    int active = 0;
+    for (auto& s : ss) {
+      if (s.finished()) continue;
+      if (active++ >= inflight_) break;
+      const int peer = s.op->peer;
+      if (s.op->avail != nullptr) {
+        const std::uint64_t pos = s.done * payloadMax;
+        if (pos + std::min<std::uint64_t>(payloadMax, s.total - pos) > *s.op->avail) continue;
+      }
+      if (resolve(peer).sent - loadLocal(consumedOff(peer)) < depth_) return true;
+    }
+    for (auto& r : rs) {
+      if (!r.finished() && loadLocal(arrivedOff(r.op->peer)) >
+                               peers_[static_cast<std::size_t>(r.op->peer)].received) {
+        return true;
+      }
+    }
+    return false;
+  };
+  for (;;) {
+    bool moved = false;
+    bool all = true;
+    int active = 0;
+    for (auto& s : ss) {
+      if (s.finished()) continue;
+      if (active++ >= inflight_) {
+        all = false;
+        break;
+      }
+      while (!s.finished() && trySend(s)) moved = true;
+      if (!s.finished()) all = false;
+    }
+    for (auto& r : rs) {
+      while (!r.finished() && tryRecv(r)) moved = true;
+      if (!r.finished()) all = false;
+    }
+    if (all) break;
+    if (!moved) ctx_.waitUntil(ready);
+  }
+  for (auto& r : rs) {
+    if (r.errorClass != 0) throw Error(r.errorClass, r.error);
+  }
+}
+
+void Channel::quiesce() {
+  for (std::size_t i = 0; i < peers_.size(); ++i) {
+    Peer& p = peers_[i];
+    if (!p.resolved || p.direct != nullptr || !p.outPending) continue;
+    ctx_.endpoint(ranks_[i]).flush();
+    p.outPending = false;
+  }
+}
+
+}  // namespace onesided::detail

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A communicator's scratch region: what every collective moves its data through. Each member
+// registers (transport-allocated, so on-node peers load and store it directly)
+//
+//   [arrived: one 64-byte line per member][consumed: one line per member][slots: one per member]
+//
+// Slot s at rank r belongs to the pair (s -> r) alone: rank s writes chunks of packed data
+// there with one-sided puts (or stores, on the load / store path) and then, once the data is
+// known to be complete (flushed, or release-ordered), writes the new chunk count into r's
+// arrived[s]. Rank r unpacks the chunk and writes its consumed count into s's consumed[r], which
+// lets s reuse that part of the slot (a slot holds `depth` chunks, 2 to 8: a sender writes the
+// next chunks while the receiver unpacks the earlier ones, or is not running). Counters only grow
+// over the communicator's life, so consecutive collectives need no reset and a fast rank cannot
+// confuse a slow one.
+//
+// There is no matching and no tags: a collective's algorithm decides, on both sides, which
+// member writes which stream to which member in which phase; run() moves one phase. Sends are
+// started in the order given (a staggered schedule) with a bounded number in flight.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "transport/transport.hpp"
+
+namespace onesided {
+class Context;
+class Datatype;
+}  // namespace onesided
+
+namespace onesided::detail {
+
+/// The packed stream of `count` elements of `type` at `buf` (type maps relative to buf).
+struct Stream {
+  const void* buf = nullptr;
+  std::size_t count = 0;
+  const Datatype* type = nullptr;
+};
+
+struct SendOp {
+  int peer = 0;
+  Stream src;
+  /// Nonzero: this rank's part failed with that MPI error class (a tree node whose subtree
+  /// failed). The stream is still sent, so the collective completes, and the receiver throws
+  /// instead of using the data.
+  int poison = 0;
+  /// Pipelining (a tree node forwarding what it receives in the same phase): only the first
+  /// *avail bytes of the stream exist yet, and *livePoison, when nonzero, is an error found
+  /// meanwhile. Null: the whole stream is there.
+  const std::uint64_t* avail = nullptr;
+  const int* livePoison = nullptr;
+};
+
+struct RecvOp {
+  int peer = 0;
+  /// Where the packed bytes go; its size is the size the sender must send.
+  Stream dst;
+  /// When set, the stream's size is whatever the peer sends: the bytes land here (resized) and
+  /// `dst` is ignored.
+  std::vector<std::byte>* grow = nullptr;
+  /// When set: bytes of the stream unpacked so far (all of them once an error is found, so
+  /// sends gated on it drain), and the error class as soon as it is known.
+  std::uint64_t* progress = nullptr;
+  int* errorOut = nullptr;
+};
+
+class Channel {
+ public:
+  Channel(Context& ctx, std::vector<int> worldRanks, int me);
+  ~Channel();
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+
+  /// The bytes the other members need (address and key of the scratch region).
+  [[nodiscard]] std::vector<std::byte> localInfo() const;
+  static std::size_t infoSize(const std::byte* in);
+  void connect(const std::vector<std::vector<std::byte>>& infos);
+
+  /// One phase: every send and receive in it runs to completion (at most one send and one
+  /// receive per peer). A receive whose sender sends another size throws kErrTruncate (more) or
+  /// kErrCount (fewer) after the phase, leaving its destination untouched.
+  void run(std::span<const SendOp> sends, std::span<const RecvOp> recvs);
+  /// Completes this rank's outstanding writes into peers (before the region goes away).
+  void quiesce();
+
+  /// How many sends of a phase are in flight at once (ONESIDED_COLL_INFLIGHT, default 4).
+  [[nodiscard]] int inflight() const noexcept { return inflight_; }
+  /// ONESIDED_COLL_ALG as read when the communicator was made: 0 auto, 1 linear, 2 tree.
+  [[nodiscard]] int algorithm() const noexcept { return algorithm_; }
+
+ private:
+  struct Peer {
+    std::uint64_t base = 0;
+    std::vector<std::byte> packedKey;
+    std::unique_ptr<transport::RemoteKey> key;
+    std::byte* direct = nullptr;  // local address of the peer's region, on the load / store path
+    bool resolved = false;
+    std::uint64_t sent = 0;      // chunks written into the peer's slot for me
+    std::uint64_t received = 0;  // chunks consumed from my slot for the peer
+    // Source words of counter puts (a put may read its source until the next flush).
+    std::uint64_t outArrived = 0;
+    std::uint64_t outConsumed = 0;
+    bool outPending = false;
+  };
+  struct SendState;
+  struct RecvState;
+
+  Peer& resolve(int member);
+  [[nodiscard]] std::size_t arrivedOff(int member) const;
+  [[nodiscard]] std::size_t consumedOff(int member) const;
+  [[nodiscard]] std::size_t slotOff(int member, std::uint64_t chunk) const;
+  [[nodiscard]] std::uint64_t loadLocal(std::size_t off) const;
+  void writeCounter(int member, std::size_t off, std::uint64_t value, bool arrived);
+  bool trySend(SendState& s);
+  bool tryRecv(RecvState& r);
+
+  Context& ctx_;
+  std::vector<int> ranks_;
+  int me_;
+  std::size_t half_ = 0;   // bytes per chunk buffer (header + payload)
+  std::size_t depth_ = 2;  // chunk buffers per pair: chunks written and not yet consumed
+  std::size_t regionBytes_ = 0;
+  std::unique_ptr<transport::MemoryRegion> region_;
+  std::vector<Peer> peers_;
+  std::vector<std::byte> staging_;  // chunks bound for peers reached by put
+  int inflight_ = 4;
+  int algorithm_ = 0;
+};
+
+}  // namespace onesided::detail

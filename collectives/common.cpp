@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "collectives/common.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+namespace onesided::coll::detail {
+
+bool useTree(Alg a, int p, std::size_t bytes, std::size_t treeBelow) {
+  if (a == Alg::kLinear) return false;
+  if (a == Alg::kTree) return true;
+  return p > 2 && bytes < treeBelow;
+}
+
+void checkRoot(const Comm& c, int root) {
+  if (root < 0 || root >= c.size()) {
+    throw Error(kErrRoot, "root " + std::to_string(root) +
+                              " is not a rank of the communicator (size " +
+                              std::to_string(c.size()) + ")");
+  }
+}
+
+void checkCount(int count, const char* what) {
+  if (count < 0)
+    throw Error(kErrCount, std::string(what) + " " + std::to_string(count) + " is negative");
+}
+
+const Datatype& checkType(const Datatype* t, const char* what) {
+  if (t == nullptr) throw Error(kErrType, std::string(what) + " is MPI_DATATYPE_NULL");
+  if (!t->committed()) {
+    throw Error(kErrType, std::string(what) + " " + t->describe() + " is not committed");
+  }
+  return *t;
+}
+
+void widen(const Datatype& t, std::int64_t disp, std::size_t count, std::int64_t& lo,
+           std::int64_t& hi) {
+  std::int64_t l = 0;
+  std::int64_t h = 0;
+  if (count == 0 || !t.footprint(count, l, h) || l == h) return;
+  l += disp * t.extent();
+  h += disp * t.extent();
+  if (lo == hi) {
+    lo = l;
+    hi = h;
+    return;
+  }
+  lo = std::min(lo, l);
+  hi = std::max(hi, h);
+}
+
+void checkNoAlias(const void* a, std::int64_t alo, std::int64_t ahi, const void* b,
+                  std::int64_t blo, std::int64_t bhi, const char* aName, const char* bName) {
+  if (alo == ahi || blo == bhi) return;
+  const auto pa = static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(a));
+  const auto pb = static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(b));
+  if (pa + alo < pb + bhi && pb + blo < pa + ahi) {
+    throw Error(kErrBuffer, std::string(aName) + " and " + bName +
+                                " overlap (use MPI_IN_PLACE to reuse the receive buffer)");
+  }
+}
+
+Stream bytes(const void* p, std::size_t n) { return {p, n, &datatypeOf<std::byte>()}; }
+
+void localCopy(const Stream& src, const Stream& dst) {
+  const std::size_t n = bytesOf(src.count, *src.type);
+  const std::size_t m = bytesOf(dst.count, *dst.type);
+  if (n != m) {
+    throw Error(n > m ? kErrTruncate : kErrCount, "this rank sends itself " + std::to_string(n) +
+                                                      " bytes but receives " + std::to_string(m) +
+                                                      " bytes");
+  }
+  if (n == 0) return;
+  if (src.type->contiguous() && dst.type->contiguous()) {
+    // Both streams are the bytes at buf (a contiguous type's layout starts there).
+    std::memmove(const_cast<void*>(dst.buf), src.buf, n);
+    return;
+  }
+  std::vector<std::byte> tmp(n);
+  pack(src.buf, src.count, *src.type, tmp.data(), n);
+  unpack(tmp.data(), n, const_cast<void*>(dst.buf), dst.count, *dst.type);
+}
+
+int reductionKind(const Datatype& t, Op op) {
+  // Predefined types are their own element (the pair types of MINLOC / MAXLOC included).
+  const int kind = t.isPredefined() ? t.id() : t.homogeneousKind();
+  if (kind <= 0) {
+    throw Error(kErrType,
+                "reductions need one basic type throughout; " + t.describe() + " mixes several");
+  }
+  if (op == Op::kReplace || op == Op::kNoOp || !opAccepts(op, kind)) {
+    throw Error(kErrOp,
+                std::string(opName(static_cast<int>(op))) + " does not apply to " + t.describe());
+  }
+  return kind;
+}
+
+void reduceInto(Op op, int kind, std::byte* acc, const std::byte* in, std::size_t n) {
+  const std::size_t unit = packedSize(kind);
+  applyOp(op, kind, acc, in, unit == 0 ? 0 : n / unit);
+}
+
+void bcastStream(Comm& c, const Stream& s, int root, Failure& f) {
+  const int p = c.size();
+  if (p == 1) return;
+  Tree t(p, c.rank(), root);
+  auto& ch = c.channel();
+  const auto kids = t.children();
+  if (t.vr != 0 && !kids.empty()) {
+    // An inner node forwards each chunk to its children as soon as it has unpacked it (one
+    // phase, the sends gated on the receive's progress), so a large broadcast costs about one
+    // message time plus a chunk per level instead of a message time per level.
+    std::uint64_t got = 0;
+    int error = 0;
+    RecvOp r{t.parent(), s, nullptr, &got, &error};
+    std::vector<SendOp> sends;
+    for (auto [v, sz] : kids) sends.push_back({t.real(v), s, 0, &got, &error});
+    f.run(ch, sends, {&r, 1});
+    return;
+  }
+  if (t.vr != 0) {
+    RecvOp r{t.parent(), s, nullptr};
+    f.run(ch, {}, {&r, 1});
+    return;
+  }
+  std::vector<SendOp> sends;
+  for (auto [v, sz] : kids) sends.push_back({t.real(v), s, 0});
+  f.run(ch, sends, {});
+}
+
+std::vector<std::byte> reducePacked(Comm& c, const Stream& in, int kind, Op op, int root) {
+  const int p = c.size();
+  const std::size_t n = bytesOf(in.count, *in.type);
+  std::vector<std::byte> acc(n);
+  pack(in.buf, in.count, *in.type, acc.data(), n);
+  if (p == 1) return acc;
+  auto& ch = c.channel();
+  Failure f;
+  const Alg a = forcedAlg(c);
+  if (!useTree(a, p, n, SIZE_MAX)) {
+    // Linear: every rank writes its vector into the root's scratch; the root reduces in rank
+    // order.
+    if (c.rank() != root) {
+      SendOp s{root, bytes(acc.data(), n), 0};
+      f.run(ch, {&s, 1}, {});
+      f.rethrow();
+      return {};
+    }
+    std::vector<std::vector<std::byte>> parts(static_cast<std::size_t>(p));
+    std::vector<RecvOp> recvs;
+    for (int r = 0; r < p; ++r) {
+      if (r == root) continue;
+      parts[static_cast<std::size_t>(r)].resize(n);
+      recvs.push_back({r, bytes(parts[static_cast<std::size_t>(r)].data(), n), nullptr});
+    }
+    f.run(ch, {}, recvs);
+    f.rethrow();
+    std::vector<std::byte> out(n);
+    bool first = true;
+    for (int r = 0; r < p; ++r) {
+      const std::byte* src = r == root ? acc.data() : parts[static_cast<std::size_t>(r)].data();
+      if (first) {
+        if (n != 0) std::memcpy(out.data(), src, n);
+        first = false;
+      } else {
+        reduceInto(op, kind, out.data(), src, n);
+      }
+    }
+    return out;
+  }
+  // Binomial tree: each node folds its children's partial results into its own, then writes
+  // the result into its parent's scratch.
+  Tree t(p, c.rank(), root);
+  auto kids = t.children();
+  std::vector<std::vector<std::byte>> parts(kids.size(), std::vector<std::byte>(n));
+  std::vector<RecvOp> recvs;
+  for (std::size_t i = 0; i < kids.size(); ++i) {
+    recvs.push_back({t.real(kids[i].first), bytes(parts[i].data(), n), nullptr});
+  }
+  f.run(ch, {}, recvs);
+  if (f.errorClass() == 0) {
+    for (auto& part : parts) reduceInto(op, kind, acc.data(), part.data(), n);
+  }
+  if (t.vr != 0) {
+    SendOp s{t.parent(), bytes(acc.data(), n), f.errorClass()};
+    f.run(ch, {&s, 1}, {});
+    f.rethrow();
+    return {};
+  }
+  f.rethrow();
+  return acc;
+}
+
+}  // namespace onesided::coll::detail

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// What the collective families share: argument checks, algorithm choice, binomial-tree
+// arithmetic, local copies and the error carried through a tree.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "collectives/channel.hpp"
+#include "onesided/collectives.hpp"
+#include "onesided/comm.hpp"
+#include "onesided/datatype.hpp"
+#include "onesided/errors.hpp"
+
+namespace onesided::coll::detail {
+
+using onesided::detail::Channel;
+using onesided::detail::RecvOp;
+using onesided::detail::SendOp;
+using onesided::detail::Stream;
+
+enum class Alg { kAuto, kLinear, kTree };
+/// ONESIDED_COLL_ALG, as read when the communicator was made.
+inline Alg forcedAlg(Comm& c) { return static_cast<Alg>(c.channel().algorithm()); }
+/// The tree (binomial) algorithm for this call? `bytes` is the data one rank contributes.
+bool useTree(Alg a, int p, std::size_t bytes, std::size_t treeBelow);
+
+inline bool inPlaceArg(const void* p) { return p == inPlace(); }
+
+void checkRoot(const Comm& c, int root);
+void checkCount(int count, const char* what);
+/// A significant datatype: present and committed.
+const Datatype& checkType(const Datatype* t, const char* what);
+/// MPI-3.1 §5.2.1: send and receive buffers of one rank must not overlap unless MPI_IN_PLACE.
+void checkNoAlias(const void* a, std::int64_t alo, std::int64_t ahi, const void* b,
+                  std::int64_t blo, std::int64_t bhi, const char* aName, const char* bName);
+/// [lo, hi) bytes relative to buf that `count` elements at `disp` extents touch, widened.
+void widen(const Datatype& t, std::int64_t disp, std::size_t count, std::int64_t& lo,
+           std::int64_t& hi);
+
+/// Address of element `i` of a buffer of `t` (i extents on).
+inline const void* at(const void* buf, const Datatype& t, std::int64_t i) {
+  return reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(buf) +
+                                       static_cast<std::uintptr_t>(i * t.extent()));
+}
+inline void* at(void* buf, const Datatype& t, std::int64_t i) {
+  return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(buf) +
+                                 static_cast<std::uintptr_t>(i * t.extent()));
+}
+inline std::size_t bytesOf(std::size_t count, const Datatype& t) { return count * t.size(); }
+
+/// This rank's own block: the packed stream of src unpacked into dst (signatures must agree in
+/// size, else kErrTruncate / kErrCount).
+void localCopy(const Stream& src, const Stream& dst);
+/// A packed byte range as a stream.
+Stream bytes(const void* p, std::size_t n);
+
+/// Binomial tree rooted at `root`: ranks relative to the root (vr), children and subtree sizes.
+struct Tree {
+  int p;
+  int root;
+  int vr;
+  Tree(int size, int rank, int rootRank)
+      : p(size), root(rootRank), vr((rank - rootRank + size) % size) {}
+  [[nodiscard]] int real(int v) const { return (v + root) % p; }
+  /// The lowest set bit of vr (the span of its subtree); for the root, the first power of two
+  /// at or above p.
+  [[nodiscard]] int span() const {
+    if (vr == 0) {
+      int m = 1;
+      while (m < p) m <<= 1;
+      return m;
+    }
+    return vr & -vr;
+  }
+  [[nodiscard]] int subtree() const { return std::min(span(), p - vr); }
+  [[nodiscard]] int parent() const { return real(vr - span()); }
+  /// Children as (virtual rank, subtree size), largest subtree first.
+  [[nodiscard]] std::vector<std::pair<int, int>> children() const {
+    std::vector<std::pair<int, int>> out;
+    for (int m = span() >> 1; m >= 1; m >>= 1) {
+      if (vr + m < p) out.emplace_back(vr + m, std::min(m, p - (vr + m)));
+    }
+    return out;
+  }
+};
+
+/// The first error of a collective's phases, kept so the rank finishes the protocol (its peers
+/// would wait otherwise) and throws at the end.
+class Failure {
+ public:
+  void run(Channel& ch, std::span<const SendOp> sends, std::span<const RecvOp> recvs) {
+    try {
+      ch.run(sends, recvs);
+    } catch (const Error& e) {
+      if (!err_) err_ = e;
+    }
+  }
+  [[nodiscard]] int errorClass() const { return err_ ? err_->errorClass() : 0; }
+  void rethrow() const {
+    if (err_) throw *err_;
+  }
+
+ private:
+  std::optional<Error> err_;
+};
+
+/// Reduction of packed element streams: n elements of `kind`.
+void reduceInto(Op op, int kind, std::byte* acc, const std::byte* in, std::size_t bytes);
+/// The kind a reduction runs over, after checking op and type (kErrOp, kErrType).
+int reductionKind(const Datatype& t, Op op);
+/// The tree reduce of count x t from every rank to `root`; returns the packed result at the
+/// root (empty elsewhere). Throws after finishing the protocol.
+std::vector<std::byte> reducePacked(Comm& c, const Stream& in, int kind, Op op, int root);
+/// Bcast / scatter of packed bytes used inside composite collectives.
+void bcastStream(Comm& c, const Stream& s, int root, Failure& f);
+
+}  // namespace onesided::coll::detail

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// MPI_Gather and MPI_Gatherv (MPI-3.1 §5.5). Linear: every rank writes its packed block into
+// the root's scratch slot for it, and the root unpacks each block into its receive buffer with
+// its own type map as soon as the block's counter says it is complete. Tree (small blocks,
+// more than two ranks): a binomial tree where each member writes its whole subtree's blocks,
+// concatenated, into its parent's scratch, so the root handles log2 p streams instead of p - 1.
+// Gatherv's counts are known only at the root, so it is always linear.
+#include "collectives/common.hpp"
+
+namespace onesided::coll {
+using namespace detail;
+
+namespace {
+constexpr std::size_t kGatherTreeBelow = 8192;  // bytes per block
+}
+
+void gather(Comm& comm, const void* sbuf, int scount, const Datatype* stype, void* rbuf, int rcount,
+            const Datatype* rtype, int root) {
+  checkRoot(comm, root);
+  const int p = comm.size();
+  const int me = comm.rank();
+  const bool isRoot = me == root;
+  const bool inplace = inPlaceArg(sbuf);
+  if (inplace && !isRoot) throw Error(kErrBuffer, "MPI_IN_PLACE is only allowed at the root");
+  const Datatype* st = nullptr;
+  if (!inplace) {
+    checkCount(scount, "sendcount");
+    st = &checkType(stype, "sendtype");
+  }
+  const Datatype* rt = nullptr;
+  if (isRoot) {
+    checkCount(rcount, "recvcount");
+    rt = &checkType(rtype, "recvtype");
+    if (!inplace) {
+      std::int64_t slo = 0, shi = 0, rlo = 0, rhi = 0;
+      widen(*st, 0, static_cast<std::size_t>(scount), slo, shi);
+      widen(*rt, 0, static_cast<std::size_t>(p) * static_cast<std::size_t>(rcount), rlo, rhi);
+      checkNoAlias(sbuf, slo, shi, rbuf, rlo, rhi, "sendbuf", "recvbuf");
+    }
+  }
+  const std::size_t bb = isRoot ? bytesOf(static_cast<std::size_t>(rcount), *rt)
+                                : bytesOf(static_cast<std::size_t>(scount), *st);
+  auto block = [&](int r) {
+    return Stream{at(rbuf, *rt, static_cast<std::int64_t>(r) * rcount),
+                  static_cast<std::size_t>(rcount), rt};
+  };
+  if (isRoot && !inplace) {
+    localCopy({sbuf, static_cast<std::size_t>(scount), st}, block(root));
+  }
+  if (p == 1) return;
+  auto& ch = comm.channel();
+  Failure f;
+  if (!useTree(forcedAlg(comm), p, bb, kGatherTreeBelow)) {
+    if (!isRoot) {
+      SendOp s{root, {sbuf, static_cast<std::size_t>(scount), st}, 0};
+      f.run(ch, {&s, 1}, {});
+    } else {
+      std::vector<RecvOp> recvs;
+      for (int d = 1; d < p; ++d) {
+        const int r = (root + d) % p;
+        recvs.push_back({r, block(r), nullptr});
+      }
+      f.run(ch, {}, recvs);
+    }
+    f.rethrow();
+    return;
+  }
+  Tree t(p, me, root);
+  std::vector<std::byte> tmp(static_cast<std::size_t>(t.subtree()) * bb);
+  if (!isRoot) pack(sbuf, static_cast<std::size_t>(scount), *st, tmp.data(), bb);
+  std::vector<RecvOp> recvs;
+  for (auto [v, sz] : t.children()) {
+    recvs.push_back({t.real(v),
+                     bytes(tmp.data() + static_cast<std::size_t>(v - t.vr) * bb,
+                           static_cast<std::size_t>(sz) * bb),
+                     nullptr});
+  }
+  f.run(ch, {}, recvs);
+  if (!isRoot) {
+    SendOp s{t.parent(), bytes(tmp.data(), tmp.size()), f.errorClass()};
+    f.run(ch, {&s, 1}, {});
+    f.rethrow();
+    return;
+  }
+  f.rethrow();
+  for (int v = 1; v < p; ++v) {
+    const Stream b = block(t.real(v));
+    unpack(tmp.data() + static_cast<std::size_t>(v) * bb, bb, const_cast<void*>(b.buf), b.count,
+           *rt);
+  }
+}
+
+void gatherv(Comm& comm, const void* sbuf, int scount, const Datatype* stype, void* rbuf,
+             const int* rcounts, const int* displs, const Datatype* rtype, int root) {
+  checkRoot(comm, root);
+  const int p = comm.size();
+  const int me = comm.rank();
+  const bool isRoot = me == root;
+  const bool inplace = inPlaceArg(sbuf);
+  if (inplace && !isRoot) throw Error(kErrBuffer, "MPI_IN_PLACE is only allowed at the root");
+  const Datatype* st = nullptr;
+  if (!inplace) {
+    checkCount(scount, "sendcount");
+    st = &checkType(stype, "sendtype");
+  }
+  const Datatype* rt = nullptr;
+  if (isRoot) {
+    if (rcounts == nullptr) throw Error(kErrArg, "recvcounts is NULL");
+    if (displs == nullptr) throw Error(kErrArg, "displs is NULL");
+    rt = &checkType(rtype, "recvtype");
+    std::int64_t rlo = 0, rhi = 0;
+    for (int r = 0; r < p; ++r) {
+      if (rcounts[r] < 0) {
+        throw Error(kErrCount, "recvcounts[" + std::to_string(r) + "] " +
+                                   std::to_string(rcounts[r]) + " is negative");
+      }
+      widen(*rt, displs[r], static_cast<std::size_t>(rcounts[r]), rlo, rhi);
+    }
+    if (!inplace) {
+      std::int64_t slo = 0, shi = 0;
+      widen(*st, 0, static_cast<std::size_t>(scount), slo, shi);
+      checkNoAlias(sbuf, slo, shi, rbuf, rlo, rhi, "sendbuf", "recvbuf");
+    }
+  }
+  auto block = [&](int r) {
+    return Stream{at(rbuf, *rt, displs[r]), static_cast<std::size_t>(rcounts[r]), rt};
+  };
+  if (isRoot && !inplace) localCopy({sbuf, static_cast<std::size_t>(scount), st}, block(root));
+  if (p == 1) return;
+  Failure f;
+  if (!isRoot) {
+    SendOp s{root, {sbuf, static_cast<std::size_t>(scount), st}, 0};
+    f.run(comm.channel(), {&s, 1}, {});
+  } else {
+    std::vector<RecvOp> recvs;
+    for (int d = 1; d < p; ++d) {
+      const int r = (root + d) % p;
+      recvs.push_back({r, block(r), nullptr});
+    }
+    f.run(comm.channel(), {}, recvs);
+  }
+  f.rethrow();
+}
+
+}  // namespace onesided::coll

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// MPI_Reduce, MPI_Allreduce and MPI_Reduce_scatter_block (MPI-3.1 §5.9, §5.10) for the
+// predefined operations. The input is packed (a homogeneous type packs to a dense array of its
+// basic elements, which the reduction kernels of window/ops take), partial results move
+// through the scratch channel up a binomial tree (default) or straight to the root (linear, the
+// root folding in rank order), and the result is unpacked with the receive type. Allreduce is
+// recursive doubling on a power-of-two number of ranks and otherwise a reduce to rank 0 and a
+// broadcast; reduce_scatter_block a reduce to rank 0 and a scatter.
+#include "collectives/common.hpp"
+
+namespace onesided::coll {
+using namespace detail;
+
+namespace {
+
+struct Checked {
+  const Datatype* type;
+  int kind;
+  Stream in;
+};
+
+Checked checkReduce(const void* sbuf, const void* rbuf, std::size_t inCount, std::size_t outCount,
+                    const Datatype* type, Op op, bool rbufMatters) {
+  const Datatype& t = checkType(type, "datatype");
+  const int kind = reductionKind(t, op);
+  const bool inplace = inPlaceArg(sbuf);
+  if (!inplace && rbufMatters) {
+    std::int64_t slo = 0, shi = 0, rlo = 0, rhi = 0;
+    widen(t, 0, inCount, slo, shi);
+    widen(t, 0, outCount, rlo, rhi);
+    checkNoAlias(sbuf, slo, shi, rbuf, rlo, rhi, "sendbuf", "recvbuf");
+  }
+  return {&t, kind, Stream{inplace ? rbuf : sbuf, inCount, &t}};
+}
+
+}  // namespace
+
+void reduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatype* type, Op op,
+            int root) {
+  checkRoot(comm, root);
+  checkCount(count, "count");
+  const bool isRoot = comm.rank() == root;
+  if (inPlaceArg(sbuf) && !isRoot)
+    throw Error(kErrBuffer, "MPI_IN_PLACE is only allowed at the root");
+  const auto n = static_cast<std::size_t>(count);
+  auto c = checkReduce(sbuf, rbuf, n, n, type, op, isRoot);
+  auto out = reducePacked(comm, c.in, c.kind, op, root);
+  if (isRoot) unpack(out.data(), out.size(), rbuf, n, *c.type);
+}
+
+void allreduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatype* type, Op op) {
+  checkCount(count, "count");
+  const auto n = static_cast<std::size_t>(count);
+  auto c = checkReduce(sbuf, rbuf, n, n, type, op, true);
+  const int p = comm.size();
+  if (p > 1 && (p & (p - 1)) == 0 && forcedAlg(comm) != Alg::kLinear) {
+    // Recursive doubling: in round k every rank swaps its partial result with rank ^ 2^k and
+    // folds the partner's in, so after log2 p rounds (one write each way per round, instead of
+    // a reduce's and a broadcast's 2 log2 p in sequence) every rank holds the result. The
+    // predefined operations commute, so every rank ends with the same bits.
+    const std::size_t bytesN = bytesOf(n, *c.type);
+    std::vector<std::byte> acc(bytesN), in(bytesN);
+    pack(c.in.buf, n, *c.type, acc.data(), bytesN);
+    Failure f;
+    for (int mask = 1; mask < p; mask <<= 1) {
+      const int partner = comm.rank() ^ mask;
+      SendOp s{partner, bytes(acc.data(), bytesN), f.errorClass()};
+      RecvOp r{partner, bytes(in.data(), bytesN), nullptr};
+      f.run(comm.channel(), {&s, 1}, {&r, 1});
+      if (f.errorClass() == 0) reduceInto(op, c.kind, acc.data(), in.data(), bytesN);
+    }
+    f.rethrow();
+    unpack(acc.data(), bytesN, rbuf, n, *c.type);
+    return;
+  }
+  auto out = reducePacked(comm, c.in, c.kind, op, 0);
+  if (comm.rank() != 0) out.resize(bytesOf(n, *c.type));
+  Failure f;
+  bcastStream(comm, bytes(out.data(), out.size()), 0, f);
+  f.rethrow();
+  unpack(out.data(), out.size(), rbuf, n, *c.type);
+}
+
+void reduceScatterBlock(Comm& comm, const void* sbuf, void* rbuf, int rcount, const Datatype* type,
+                        Op op) {
+  checkCount(rcount, "recvcount");
+  const int p = comm.size();
+  const auto n = static_cast<std::size_t>(rcount);
+  const std::size_t all = n * static_cast<std::size_t>(p);
+  auto c = checkReduce(sbuf, rbuf, all, n, type, op, true);
+  auto out = reducePacked(comm, c.in, c.kind, op, 0);
+  const std::size_t bb = bytesOf(n, *c.type);
+  if (comm.rank() == 0) {
+    unpack(out.data(), bb, rbuf, n, *c.type);
+    if (p == 1) return;
+    std::vector<SendOp> sends;
+    for (int r = 1; r < p; ++r) {
+      sends.push_back({r, bytes(out.data() + static_cast<std::size_t>(r) * bb, bb), 0});
+    }
+    comm.channel().run(sends, {});
+  } else {
+    RecvOp r{0, {rbuf, n, c.type}, nullptr};
+    comm.channel().run({}, {&r, 1});
+  }
+}
+
+}  // namespace onesided::coll

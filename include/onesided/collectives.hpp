@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Collective operations over a Comm (MPI-3.1 chapter 5), built on one-sided writes: data moves
+// by put (or store, on the load / store path) into the members' registered scratch regions and
+// each piece is announced by a counter written after the data is complete (collectives/channel).
+//
+// Arguments follow MPI: counts are element counts of the given datatype, displacements are in
+// units of the datatype's extent, and a type pointer may be null where the argument is not
+// significant on this rank (the receive type of a non-root, for example). inPlace() is
+// MPI_IN_PLACE. Bad arguments throw Error with the MPI class and a message naming the value;
+// nothing is written then. A receive whose sender sent another amount throws kErrTruncate
+// (more) or kErrCount (less) at the receiver, leaving that part untouched.
+//
+// ONESIDED_COLL_ALG=linear|tree forces an algorithm family wide (default: by size and process
+// count); ONESIDED_COLL_CHUNK (payload bytes per scratch chunk), ONESIDED_COLL_DEPTH (chunks a
+// sender may be ahead of its peer) and ONESIDED_COLL_INFLIGHT (sends in flight per phase) tune
+// the scratch channel.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "onesided/op.hpp"
+
+namespace onesided {
+
+class Comm;
+class Datatype;
+
+namespace coll {
+
+/// MPI_IN_PLACE's value.
+inline const void* inPlace() noexcept { return reinterpret_cast<const void*>(-1); }  // NOLINT
+
+/// MPI_Barrier: the communicator's dissemination barrier.
+void barrier(Comm& comm);
+/// MPI_Bcast: `count` x `type` at the root's `buf` into every member's.
+void bcast(Comm& comm, void* buf, int count, const Datatype* type, int root);
+/// MPI_Gather: block r of the root's rbuf (rcount x rtype, r * rcount extents on) from rank r;
+/// sbuf may be inPlace() at the root.
+void gather(Comm& comm, const void* sbuf, int scount, const Datatype* stype, void* rbuf, int rcount,
+            const Datatype* rtype, int root);
+/// MPI_Gatherv: block r at displs[r] extents, rcounts[r] elements (root only).
+void gatherv(Comm& comm, const void* sbuf, int scount, const Datatype* stype, void* rbuf,
+             const int* rcounts, const int* displs, const Datatype* rtype, int root);
+/// MPI_Scatter: the reverse of gather; rbuf may be inPlace() at the root.
+void scatter(Comm& comm, const void* sbuf, int scount, const Datatype* stype, void* rbuf,
+             int rcount, const Datatype* rtype, int root);
+/// MPI_Scatterv: the reverse of gatherv.
+void scatterv(Comm& comm, const void* sbuf, const int* scounts, const int* displs,
+              const Datatype* stype, void* rbuf, int rcount, const Datatype* rtype, int root);
+/// MPI_Allgather: gather to every member; sbuf may be inPlace() (own block already in rbuf).
+void allgather(Comm& comm, const void* sbuf, int scount, const Datatype* stype, void* rbuf,
+               int rcount, const Datatype* rtype);
+/// MPI_Allgatherv.
+void allgatherv(Comm& comm, const void* sbuf, int scount, const Datatype* stype, void* rbuf,
+                const int* rcounts, const int* displs, const Datatype* rtype);
+/// MPI_Alltoall: block j of rank i lands in block i of rank j; sbuf may be inPlace().
+void alltoall(Comm& comm, const void* sbuf, int scount, const Datatype* stype, void* rbuf,
+              int rcount, const Datatype* rtype);
+/// MPI_Alltoallv; in place, the receive layout describes both.
+void alltoallv(Comm& comm, const void* sbuf, const int* scounts, const int* sdispls,
+               const Datatype* stype, void* rbuf, const int* rcounts, const int* rdispls,
+               const Datatype* rtype);
+/// MPI_Reduce with a predefined operation (kErrOp for REPLACE / NO_OP or a type it does not
+/// take); sbuf may be inPlace() at the root.
+void reduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatype* type, Op op,
+            int root);
+/// MPI_Allreduce; sbuf may be inPlace().
+void allreduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatype* type, Op op);
+/// MPI_Reduce_scatter_block: block r (rcount elements) of the reduced p * rcount to rank r;
+/// sbuf may be inPlace() (the input is then rbuf's p * rcount elements).
+void reduceScatterBlock(Comm& comm, const void* sbuf, void* rbuf, int rcount, const Datatype* type,
+                        Op op);
+
+}  // namespace coll
+}  // namespace onesided

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The collective operations (MPI-3.1 chapter 5) over collectives/. Arguments that are not
+// significant on this rank (the receive type of a non-root, the send type with MPI_IN_PLACE)
+// are not looked at, as the standard allows any value there.
+#include "capi/state.hpp"
+#include "onesided/collectives.hpp"
+
+namespace onesided::capi {
+namespace {
+
+const Datatype* typeIf(bool significant, MPI_Datatype t) {
+  return significant ? &datatype(t) : nullptr;
+}
+
+Op reductionOp(MPI_Op op) {
+  if (op == MPI_OP_NULL) throw Error(MPI_ERR_OP, "op is MPI_OP_NULL");
+  if (op < MPI_MAX || op > MPI_MAXLOC) {
+    if (op == MPI_REPLACE || op == MPI_NO_OP) {
+      throw Error(MPI_ERR_OP, std::string(opName(op)) + " is only for accumulate operations");
+    }
+    throw Error(MPI_ERR_OP, "invalid op handle " + std::to_string(op));
+  }
+  return static_cast<Op>(op);
+}
+
+bool isRoot(Comm& c, int root) { return c.rank() == root; }
+
+}  // namespace
+}  // namespace onesided::capi
+
+using onesided::capi::call;
+using onesided::capi::On;
+namespace capi = onesided::capi;
+namespace coll = onesided::coll;
+
+extern "C" {
+
+int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  return call("MPI_Bcast", On::comm(comm), [&] {
+    auto& c = capi::comm(comm);
+    coll::bcast(c, buffer, count, &capi::datatype(datatype), root);
+  });
+}
+
+int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return call("MPI_Gather", On::comm(comm), [&] {
+    auto& c = capi::comm(comm);
+    const bool r = capi::isRoot(c, root);
+    coll::gather(c, sendbuf, sendcount, capi::typeIf(sendbuf != MPI_IN_PLACE, sendtype), recvbuf,
+                 recvcount, capi::typeIf(r, recvtype), root);
+  });
+}
+
+int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                MPI_Comm comm) {
+  return call("MPI_Gatherv", On::comm(comm), [&] {
+    auto& c = capi::comm(comm);
+    const bool r = capi::isRoot(c, root);
+    coll::gatherv(c, sendbuf, sendcount, capi::typeIf(sendbuf != MPI_IN_PLACE, sendtype), recvbuf,
+                  recvcounts, displs, capi::typeIf(r, recvtype), root);
+  });
+}
+
+int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return call("MPI_Scatter", On::comm(comm), [&] {
+    auto& c = capi::comm(comm);
+    const bool r = capi::isRoot(c, root);
+    coll::scatter(c, sendbuf, sendcount, capi::typeIf(r, sendtype), recvbuf, recvcount,
+                  capi::typeIf(recvbuf != MPI_IN_PLACE, recvtype), root);
+  });
+}
+
+int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                 MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 int root, MPI_Comm comm) {
+  return call("MPI_Scatterv", On::comm(comm), [&] {
+    auto& c = capi::comm(comm);
+    const bool r = capi::isRoot(c, root);
+    coll::scatterv(c, sendbuf, sendcounts, displs, capi::typeIf(r, sendtype), recvbuf, recvcount,
+                   capi::typeIf(recvbuf != MPI_IN_PLACE, recvtype), root);
+  });
+}
+
+int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  return call("MPI_Allgather", On::comm(comm), [&] {
+    auto& c = capi::comm(comm);
+    coll::allgather(c, sendbuf, sendcount, capi::typeIf(sendbuf != MPI_IN_PLACE, sendtype), recvbuf,
+                    recvcount, &capi::datatype(recvtype));
+  });
+}
+
+int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                   MPI_Comm comm) {
+  return call("MPI_Allgatherv", On::comm(comm), [&] {
+    auto& c = capi::comm(comm);
+    coll::allgatherv(c, sendbuf, sendcount, capi::typeIf(sendbuf != MPI_IN_PLACE, sendtype),
+                     recvbuf, recvcounts, displs, &capi::datatype(recvtype));
+  });
+}
+
+int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  return call("MPI_Alltoall", On::comm(comm), [&] {
+    auto& c = capi::comm(comm);
+    coll::alltoall(c, sendbuf, sendcount, capi::typeIf(sendbuf != MPI_IN_PLACE, sendtype), recvbuf,
+                   recvcount, &capi::datatype(recvtype));
+  });
+}
+
+int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                  MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                  MPI_Datatype recvtype, MPI_Comm comm) {
+  return call("MPI_Alltoallv", On::comm(comm), [&] {
+    auto& c = capi::comm(comm);
+    coll::alltoallv(c, sendbuf, sendcounts, sdispls,
+                    capi::typeIf(sendbuf != MPI_IN_PLACE, sendtype), recvbuf, recvcounts, rdispls,
+                    &capi::datatype(recvtype));
+  });
+}
+
+int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               int root, MPI_Comm comm) {
+  return call("MPI_Reduce", On::comm(comm), [&] {
+    auto& c = capi::comm(comm);
+    coll::reduce(c, sendbuf, recvbuf, count, &capi::datatype(datatype), capi::reductionOp(op),
+                 root);
+  });
+}
+
+int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                  MPI_Comm comm) {
+  return call("MPI_Allreduce", On::comm(comm), [&] {
+    auto& c = capi::comm(comm);
+    coll::allreduce(c, sendbuf, recvbuf, count, &capi::datatype(datatype), capi::reductionOp(op));
+  });
+}
+
+int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return call("MPI_Reduce_scatter_block", On::comm(comm), [&] {
+    auto& c = capi::comm(comm);
+    coll::reduceScatterBlock(c, sendbuf, recvbuf, recvcount, &capi::datatype(datatype),
+                             capi::reductionOp(op));
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Communicators and groups (MPI-3.1 chapter 6). Handles index growable tables and are never
+// reused, so a freed handle stays an error of its class.
+#include <cstring>
+
+#include "capi/state.hpp"
+
+namespace onesided::capi {
+
+MPI_Group addGroup(Group g) {
+  auto& groups = state().groups;
+  groups.push_back(std::make_unique<Group>(std::move(g)));
+  return static_cast<MPI_Group>(groups.size() - 1);
+}
+
+namespace {
+
+MPI_Comm addComm(std::unique_ptr<Comm> c, MPI_Errhandler eh) {
+  if (!c) return MPI_COMM_NULL;
+  auto& comms = state().comms;
+  CommEntry e;
+  e.comm = c.get();
+  e.owned = std::move(c);
+  e.errhandler = eh;  // MPI-3.1 §8.3.1: a new communicator inherits its parent's handler
+  comms.push_back(std::move(e));
+  return static_cast<MPI_Comm>(comms.size() - 1);
+}
+
+void checkCountArg(int n, const char* what) {
+  if (n < 0) throw Error(MPI_ERR_ARG, std::string(what) + " " + std::to_string(n) + " is negative");
+}
+
+std::span<const int> ints(const int* p, int n, const char* what) {
+  checkCountArg(n, "n");
+  if (n > 0) requireArg(p, what);
+  return {p, static_cast<std::size_t>(n)};
+}
+
+}  // namespace
+}  // namespace onesided::capi
+
+using onesided::capi::call;
+using onesided::capi::On;
+namespace capi = onesided::capi;
+using onesided::Group;
+
+extern "C" {
+
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+  return call("MPI_Comm_dup", On::comm(comm), [&] {
+    auto& e = capi::commEntry(comm);
+    capi::requireArg(newcomm, "newcomm");
+    *newcomm = capi::addComm(e.comm->dup(), e.errhandler);
+  });
+}
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+  return call("MPI_Comm_split", On::comm(comm), [&] {
+    auto& e = capi::commEntry(comm);
+    capi::requireArg(newcomm, "newcomm");
+    *newcomm = capi::addComm(e.comm->split(color, key), e.errhandler);
+  });
+}
+
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+  return call("MPI_Comm_create", On::comm(comm), [&] {
+    auto& e = capi::commEntry(comm);
+    const Group& g = capi::group(group);
+    capi::requireArg(newcomm, "newcomm");
+    *newcomm = capi::addComm(e.comm->create(g), e.errhandler);
+  });
+}
+
+int MPI_Comm_free(MPI_Comm* comm) {
+  return call("MPI_Comm_free", On::comm(comm != nullptr ? *comm : MPI_COMM_NULL), [&] {
+    capi::requireArg(comm, "comm");
+    auto& e = capi::commEntry(*comm);
+    if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF) {
+      throw onesided::Error(
+          MPI_ERR_COMM, std::string(*comm == MPI_COMM_WORLD ? "MPI_COMM_WORLD" : "MPI_COMM_SELF") +
+                            " cannot be freed");
+    }
+    e.comm->free();
+    // A window created over it still uses it (MPI-3.1 §6.4.3: freeing marks it for deallocation).
+    auto& s = capi::state();
+    bool used = false;
+    for (auto& w : s.wins) {
+      if (w && w->win && &w->win->comm() == e.comm) used = true;
+    }
+    if (used) s.retiredComms.push_back(std::move(e.owned));
+    e.owned.reset();
+    e.comm = nullptr;
+    *comm = MPI_COMM_NULL;
+  });
+}
+
+int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
+  return call("MPI_Comm_compare", On::comm(comm1), [&] {
+    auto& a = capi::comm(comm1);
+    auto& b = capi::comm(comm2);
+    capi::requireArg(result, "result");
+    if (comm1 == comm2) {
+      *result = MPI_IDENT;
+      return;
+    }
+    auto c = Group::compare(a.group(), b.group());
+    *result = c == onesided::Compare::kIdent ? MPI_CONGRUENT : static_cast<int>(c);
+  });
+}
+
+int MPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
+  return call("MPI_Comm_group", On::comm(comm), [&] {
+    auto& c = capi::comm(comm);
+    capi::requireArg(group, "group");
+    *group = capi::addGroup(c.group());
+  });
+}
+
+int MPI_Group_size(MPI_Group group, int* size) {
+  return call("MPI_Group_size", On::none(), [&] {
+    auto& g = capi::group(group);
+    capi::requireArg(size, "size");
+    *size = g.size();
+  });
+}
+
+int MPI_Group_rank(MPI_Group group, int* rank) {
+  return call("MPI_Group_rank", On::none(), [&] {
+    auto& g = capi::group(group);
+    capi::requireArg(rank, "rank");
+    const int r = g.rankOf(capi::context().rank());
+    *rank = r < 0 ? MPI_UNDEFINED : r;
+  });
+}
+
+int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
+  return call("MPI_Group_incl", On::none(), [&] {
+    auto& g = capi::group(group);
+    auto r = capi::ints(ranks, n, "ranks");
+    capi::requireArg(newgroup, "newgroup");
+    *newgroup = capi::addGroup(g.incl(r));
+  });
+}
+
+int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
+  return call("MPI_Group_excl", On::none(), [&] {
+    auto& g = capi::group(group);
+    auto r = capi::ints(ranks, n, "ranks");
+    capi::requireArg(newgroup, "newgroup");
+    *newgroup = capi::addGroup(g.excl(r));
+  });
+}
+
+int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
+  return call("MPI_Group_range_incl", On::none(), [&] {
+    auto& g = capi::group(group);
+    capi::checkCountArg(n, "n");
+    if (n > 0) capi::requireArg(ranges, "ranges");
+    capi::requireArg(newgroup, "newgroup");
+    std::span<const int> t(n > 0 ? &ranges[0][0] : nullptr, static_cast<std::size_t>(n) * 3);
+    *newgroup = capi::addGroup(g.rangeIncl(t));
+  });
+}
+
+int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
+  return call("MPI_Group_range_excl", On::none(), [&] {
+    auto& g = capi::group(group);
+    capi::checkCountArg(n, "n");
+    if (n > 0) capi::requireArg(ranges, "ranges");
+    capi::requireArg(newgroup, "newgroup");
+    std::span<const int> t(n > 0 ? &ranges[0][0] : nullptr, static_cast<std::size_t>(n) * 3);
+    *newgroup = capi::addGroup(g.rangeExcl(t));
+  });
+}
+
+int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+  return call("MPI_Group_union", On::none(), [&] {
+    auto& a = capi::group(group1);
+    auto& b = capi::group(group2);
+    capi::requireArg(newgroup, "newgroup");
+    *newgroup = capi::addGroup(Group::unite(a, b));
+  });
+}
+
+int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+  return call("MPI_Group_intersection", On::none(), [&] {
+    auto& a = capi::group(group1);
+    auto& b = capi::group(group2);
+    capi::requireArg(newgroup, "newgroup");
+    *newgroup = capi::addGroup(Group::intersect(a, b));
+  });
+}
+
+int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+  return call("MPI_Group_difference", On::none(), [&] {
+    auto& a = capi::group(group1);
+    auto& b = capi::group(group2);
+    capi::requireArg(newgroup, "newgroup");
+    *newgroup = capi::addGroup(Group::difference(a, b));
+  });
+}
+
+int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
+                              int ranks2[]) {
+  return call("MPI_Group_translate_ranks", On::none(), [&] {
+    auto& a = capi::group(group1);
+    auto& b = capi::group(group2);
+    auto r = capi::ints(ranks1, n, "ranks1");
+    if (n > 0) capi::requireArg(ranks2, "ranks2");
+    std::vector<int> out(r.size());
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      if (r[i] == MPI_PROC_NULL) {
+        out[i] = MPI_PROC_NULL;
+        continue;
+      }
+      if (r[i] < 0 || r[i] >= a.size()) {
+        throw onesided::Error(
+            MPI_ERR_RANK, "ranks1[" + std::to_string(i) + "] = " + std::to_string(r[i]) +
+                              " is not a rank of group1 (size " + std::to_string(a.size()) + ")");
+      }
+      const int t = b.rankOf(a.worldRank(r[i]));
+      out[i] = t < 0 ? MPI_UNDEFINED : t;
+    }
+    if (!out.empty()) std::memcpy(ranks2, out.data(), out.size() * sizeof(int));
+  });
+}
+
+int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) {
+  return call("MPI_Group_compare", On::none(), [&] {
+    auto& a = capi::group(group1);
+    auto& b = capi::group(group2);
+    capi::requireArg(result, "result");
+    *result = static_cast<int>(Group::compare(a, b));
+  });
+}
+
+int MPI_Group_free(MPI_Group* group) {
+  return call("MPI_Group_free", On::none(), [&] {
+    capi::requireArg(group, "group");
+    capi::group(*group);
+    if (*group == MPI_GROUP_EMPTY) {
+      throw onesided::Error(MPI_ERR_GROUP, "MPI_GROUP_EMPTY cannot be freed");
+    }
+    capi::state().groups[static_cast<std::size_t>(*group)].reset();
+    *group = MPI_GROUP_NULL;
+  });
+}
+
+}  // extern "C"

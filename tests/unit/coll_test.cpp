@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Communicators and collectives with ranks as threads, over every transport of this build (the
+// self_deferred transport has no load / store path, so there every chunk and counter goes
+// through put + flush as on an RDMA NIC), with each algorithm forced and with a tiny scratch
+// chunk so every transfer is many chunks through the two halves of a slot.
+#include <cstdlib>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "onesided/collectives.hpp"
+#include "rank_test.hpp"
+
+namespace onesided::test {
+namespace {
+
+using Param = std::tuple<std::string, int, std::string /*alg*/, int /*chunk, 0 = default*/>;
+
+class Collectives : public ::testing::TestWithParam<Param> {
+ protected:
+  void SetUp() override {
+    auto [transport, n, alg, chunk] = GetParam();
+    if (!transportAvailable(transport)) GTEST_SKIP() << transport << " not built";
+    setenv("ONESIDED_COLL_ALG", alg.c_str(), 1);
+    if (chunk != 0) {
+      setenv("ONESIDED_COLL_CHUNK", std::to_string(chunk).c_str(), 1);
+      setenv("ONESIDED_COLL_INFLIGHT", "1", 1);
+    }
+  }
+  void TearDown() override {
+    unsetenv("ONESIDED_COLL_ALG");
+    unsetenv("ONESIDED_COLL_CHUNK");
+    unsetenv("ONESIDED_COLL_INFLIGHT");
+  }
+};
+
+const Datatype& intType() { return datatypeOf<int>(); }
+
+int v(int from, int to, int k) { return from * 1000000 + to * 1000 + k; }
+
+// Every collective family on `c`, checked against the serial answer.
+void families(Comm& c) {
+  const int p = c.size();
+  const int me = c.rank();
+  const Datatype* it = &intType();
+  // Allgather of blobs of different sizes (what communicator creation uses).
+  std::vector<std::byte> blob(static_cast<std::size_t>(me * 37 + 1), std::byte(me));
+  auto all = c.allgather(blob);
+  for (int r = 0; r < p; ++r) {
+    ASSERT_EQ(all[static_cast<std::size_t>(r)].size(), static_cast<std::size_t>(r * 37 + 1));
+    EXPECT_EQ(all[static_cast<std::size_t>(r)].back(), std::byte(r));
+  }
+  for (int root = 0; root < p; ++root) {
+    // Gather / scatter of 50 ints per rank.
+    std::vector<int> s(50), r(static_cast<std::size_t>(p) * 50, -1);
+    for (int k = 0; k < 50; ++k) s[static_cast<std::size_t>(k)] = v(me, root, k);
+    coll::gather(c, s.data(), 50, it, r.data(), 50, it, root);
+    if (me == root) {
+      for (int i = 0; i < p; ++i) {
+        for (int k = 0; k < 50; ++k) {
+          ASSERT_EQ(r[static_cast<std::size_t>(i * 50 + k)], v(i, root, k)) << "gather " << i;
+        }
+      }
+      for (int i = 0; i < p; ++i) {
+        for (int k = 0; k < 50; ++k) r[static_cast<std::size_t>(i * 50 + k)] = v(root, i, k);
+      }
+    }
+    std::vector<int> got(50, -1);
+    coll::scatter(c, r.data(), 50, it, got.data(), 50, it, root);
+    for (int k = 0; k < 50; ++k) ASSERT_EQ(got[static_cast<std::size_t>(k)], v(root, me, k));
+    // Bcast of 3000 ints (many chunks with the tiny chunk).
+    std::vector<int> b(3000);
+    for (int k = 0; k < 3000; ++k) b[static_cast<std::size_t>(k)] = me == root ? k * 3 + root : -1;
+    coll::bcast(c, b.data(), 3000, it, root);
+    for (int k = 0; k < 3000; ++k) ASSERT_EQ(b[static_cast<std::size_t>(k)], k * 3 + root);
+    // Reduce.
+    long x = me + 1, sum = 0;
+    coll::reduce(c, &x, &sum, 1, &datatypeOf<long>(), Op::kSum, root);
+    if (me == root) {
+      EXPECT_EQ(sum, static_cast<long>(p) * (p + 1) / 2);
+    }
+  }
+  // Alltoallv: i sends (i + j) % 7 ints to j.
+  std::vector<int> sc(static_cast<std::size_t>(p)), sd(sc.size()), rc(sc.size()), rd(sc.size());
+  int so = 0, ro = 0;
+  for (int j = 0; j < p; ++j) {
+    const auto u = static_cast<std::size_t>(j);
+    sc[u] = (me + j) % 7;
+    sd[u] = so;
+    so += sc[u];
+    rc[u] = (j + me) % 7;
+    rd[u] = ro;
+    ro += rc[u];
+  }
+  std::vector<int> s(static_cast<std::size_t>(so) + 1), r(static_cast<std::size_t>(ro) + 1, -1);
+  for (int j = 0; j < p; ++j) {
+    for (int k = 0; k < sc[static_cast<std::size_t>(j)]; ++k) {
+      s[static_cast<std::size_t>(sd[static_cast<std::size_t>(j)] + k)] = v(me, j, k);
+    }
+  }
+  coll::alltoallv(c, s.data(), sc.data(), sd.data(), it, r.data(), rc.data(), rd.data(), it);
+  for (int i = 0; i < p; ++i) {
+    for (int k = 0; k < rc[static_cast<std::size_t>(i)]; ++k) {
+      ASSERT_EQ(r[static_cast<std::size_t>(rd[static_cast<std::size_t>(i)] + k)], v(i, me, k));
+    }
+  }
+  // Allreduce and reduce_scatter_block.
+  std::vector<double> d(100), out(100);
+  for (int k = 0; k < 100; ++k) d[static_cast<std::size_t>(k)] = me * 100 + k;
+  coll::allreduce(c, d.data(), out.data(), 100, &datatypeOf<double>(), Op::kMax);
+  for (int k = 0; k < 100; ++k) ASSERT_EQ(out[static_cast<std::size_t>(k)], (p - 1) * 100 + k);
+  std::vector<int> in(static_cast<std::size_t>(p) * 3);
+  std::iota(in.begin(), in.end(), me);
+  int mine[3];
+  coll::reduceScatterBlock(c, in.data(), mine, 3, it, Op::kSum);
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(mine[k], p * (me * 3 + k) + p * (p - 1) / 2);
+  coll::barrier(c);
+}
+
+TEST_P(Collectives, FamiliesOnWorldSplitAndDup) {
+  auto [transport, n, alg, chunk] = GetParam();
+  spawn(n, transport, [&](Context& ctx) {
+    families(ctx.world());
+    families(ctx.self());
+    auto half = ctx.world().split(ctx.rank() % 2, -ctx.rank());
+    ASSERT_NE(half, nullptr);
+    EXPECT_EQ(half->size(), ctx.rank() % 2 == 0 ? (n + 1) / 2 : n / 2);
+    families(*half);
+    auto d = half->dup();
+    families(*d);
+    d->free();
+    auto none = ctx.world().split(ctx.rank() == 0 ? kUndefined : 0, 0);
+    EXPECT_EQ(none == nullptr, ctx.rank() == 0);
+    if (none) {
+      families(*none);
+      none->free();
+    }
+    half->free();
+  });
+}
+
+// The v-collectives with random counts (zeros included) and gapped displacements on a random
+// split, against the serial answer; every rank draws the same numbers from the printed seed.
+TEST_P(Collectives, RandomVariants) {
+  auto [transport, n, alg, chunk] = GetParam();
+  const std::uint64_t seed = 20261123;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  spawn(n, transport, [&](Context& ctx) {
+    std::mt19937_64 colorRng(seed);
+    std::vector<int> colors(static_cast<std::size_t>(n));
+    for (auto& c : colors) c = static_cast<int>(colorRng() % 2);
+    auto sub = ctx.world().split(colors[static_cast<std::size_t>(ctx.rank())], 0);
+    Comm& c = *sub;
+    const int p = c.size();
+    const int me = c.rank();
+    const auto P = static_cast<std::size_t>(p);
+    const Datatype* it = &intType();
+    for (int round = 0; round < 4; ++round) {
+      std::mt19937_64 rng(seed * 7 + static_cast<std::uint64_t>(round) * 131 +
+                          static_cast<std::uint64_t>(colors[static_cast<std::size_t>(ctx.rank())]));
+      std::vector<int> cnt(P * P), gap(P);
+      for (auto& x : cnt) x = rng() % 4 == 0 ? 0 : static_cast<int>(rng() % 300);
+      for (auto& g : gap) g = static_cast<int>(rng() % 3);
+      const int root = static_cast<int>(rng() % P);
+      auto at = [&](int i, int j) {
+        return cnt[static_cast<std::size_t>(i) * P + static_cast<std::size_t>(j)];
+      };
+      // gatherv and scatterv through `root`, allgatherv of cnt[i][i], alltoallv of cnt[i][j].
+      std::vector<int> rc(P), rd(P), sc(P), sd(P);
+      int ro = 0, so = 0;
+      for (int i = 0; i < p; ++i) {
+        const auto u = static_cast<std::size_t>(i);
+        rc[u] = at(i, root);
+        rd[u] = ro;
+        ro += rc[u] + gap[u];
+      }
+      std::vector<int> s(static_cast<std::size_t>(at(me, root)) + 1),
+          r(static_cast<std::size_t>(ro) + 1, -7);
+      for (int k = 0; k < at(me, root); ++k) s[static_cast<std::size_t>(k)] = v(me, root, k);
+      coll::gatherv(c, s.data(), at(me, root), it, r.data(), rc.data(), rd.data(), it, root);
+      if (me == root) {
+        for (int i = 0; i < p; ++i) {
+          const auto u = static_cast<std::size_t>(i);
+          for (int k = 0; k < rc[u]; ++k)
+            ASSERT_EQ(r[static_cast<std::size_t>(rd[u] + k)], v(i, root, k));
+          for (int g = 0; g < gap[u]; ++g)
+            ASSERT_EQ(r[static_cast<std::size_t>(rd[u] + rc[u] + g)], -7);
+        }
+      }
+      for (int j = 0; j < p; ++j) {
+        const auto u = static_cast<std::size_t>(j);
+        sc[u] = at(root, j);
+        sd[u] = so;
+        so += sc[u] + gap[u];
+      }
+      std::vector<int> big(static_cast<std::size_t>(so) + 1),
+          mine(static_cast<std::size_t>(at(root, me)) + 1, -7);
+      for (int j = 0; j < p; ++j) {
+        for (int k = 0; k < sc[static_cast<std::size_t>(j)]; ++k) {
+          big[static_cast<std::size_t>(sd[static_cast<std::size_t>(j)] + k)] = v(root, j, k);
+        }
+      }
+      coll::scatterv(c, big.data(), sc.data(), sd.data(), it, mine.data(), at(root, me), it, root);
+      for (int k = 0; k < at(root, me); ++k)
+        ASSERT_EQ(mine[static_cast<std::size_t>(k)], v(root, me, k));
+      // alltoallv
+      so = ro = 0;
+      for (int j = 0; j < p; ++j) {
+        const auto u = static_cast<std::size_t>(j);
+        sc[u] = at(me, j);
+        sd[u] = so;
+        so += sc[u] + gap[u];
+        rc[u] = at(j, me);
+        rd[u] = ro;
+        ro += rc[u] + gap[(u + 1) % P];
+      }
+      std::vector<int> as(static_cast<std::size_t>(so) + 1),
+          ar(static_cast<std::size_t>(ro) + 1, -7);
+      for (int j = 0; j < p; ++j) {
+        for (int k = 0; k < sc[static_cast<std::size_t>(j)]; ++k) {
+          as[static_cast<std::size_t>(sd[static_cast<std::size_t>(j)] + k)] = v(me, j, k);
+        }
+      }
+      coll::alltoallv(c, as.data(), sc.data(), sd.data(), it, ar.data(), rc.data(), rd.data(), it);
+      for (int i = 0; i < p; ++i) {
+        const auto u = static_cast<std::size_t>(i);
+        for (int k = 0; k < rc[u]; ++k)
+          ASSERT_EQ(ar[static_cast<std::size_t>(rd[u] + k)], v(i, me, k));
+      }
+      // allgatherv
+      ro = 0;
+      for (int i = 0; i < p; ++i) {
+        const auto u = static_cast<std::size_t>(i);
+        rc[u] = at(i, i);
+        rd[u] = ro;
+        ro += rc[u] + gap[u];
+      }
+      std::vector<int> gs(static_cast<std::size_t>(at(me, me)) + 1),
+          gr(static_cast<std::size_t>(ro) + 1, -7);
+      for (int k = 0; k < at(me, me); ++k) gs[static_cast<std::size_t>(k)] = v(me, me, k);
+      coll::allgatherv(c, gs.data(), at(me, me), it, gr.data(), rc.data(), rd.data(), it);
+      for (int i = 0; i < p; ++i) {
+        const auto u = static_cast<std::size_t>(i);
+        for (int k = 0; k < rc[u]; ++k)
+          ASSERT_EQ(gr[static_cast<std::size_t>(rd[u] + k)], v(i, i, k));
+      }
+    }
+    sub->free();
+  });
+}
+
+std::string name(const ::testing::TestParamInfo<Param>& p) {
+  auto [t, n, alg, chunk] = p.param;
+  return t + "_" + std::to_string(n) + "ranks_" + alg +
+         (chunk != 0 ? "_chunk" + std::to_string(chunk) : "");
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Collectives,
+                         ::testing::Combine(::testing::ValuesIn(transports()),
+                                            ::testing::Values(1, 2, 3, 5, 8),
+                                            ::testing::Values("auto", "linear", "tree"),
+                                            ::testing::Values(0, 40)),
+                         name);
+
+}  // namespace
+}  // namespace onesided::test
