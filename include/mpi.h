@@ -346,8 +346,69 @@ int MPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype o
 int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype datatype,
                      int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win);
 int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void* result_addr,
-                         MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
-                         MPI_Win win);
+                         MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win);
+
+/* MPI_Info, window info and names (MPI-3 RMA, issue 6). Keys of up to MPI_MAX_INFO_KEY - 1
+ * characters, values of up to MPI_MAX_INFO_VAL; MPI_Info_get copies at most valuelen characters
+ * plus the terminating NUL. Window hints understood: no_locks, same_size, same_disp_unit,
+ * accumulate_ops, accumulate_ordering, alloc_shared_noncontig (others are kept and ignored). */
+#define MPI_MAX_INFO_KEY 255
+#define MPI_MAX_INFO_VAL 1024
+int MPI_Info_create(MPI_Info* info);
+int MPI_Info_set(MPI_Info info, const char* key, const char* value);
+int MPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int* flag);
+int MPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* flag);
+int MPI_Info_delete(MPI_Info info, const char* key);
+int MPI_Info_dup(MPI_Info info, MPI_Info* newinfo);
+int MPI_Info_free(MPI_Info* info);
+int MPI_Info_get_nkeys(MPI_Info info, int* nkeys);
+int MPI_Info_get_nthkey(MPI_Info info, int n, char* key);
+int MPI_Win_set_info(MPI_Win win, MPI_Info info);
+int MPI_Win_get_info(MPI_Win win, MPI_Info* info_used);
+int MPI_Win_set_name(MPI_Win win, const char* win_name);
+int MPI_Win_get_name(MPI_Win win, char* win_name, int* resultlen);
+
+/* Request-based RMA (issue 6): only inside passive-target epochs. A request completes when its
+ * operation is complete at the origin and the target (data arrived, for MPI_Rget). */
+int MPI_Rput(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+             int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+             MPI_Win win, MPI_Request* request);
+int MPI_Rget(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+             MPI_Request* request);
+int MPI_Raccumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                    int target_rank, MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request* request);
+int MPI_Rget_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                        void* result_addr, int result_count, MPI_Datatype result_datatype,
+                        int target_rank, MPI_Aint target_disp, int target_count,
+                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request* request);
+int MPI_Wait(MPI_Request* request, MPI_Status* status);
+int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]);
+int MPI_Waitany(int count, MPI_Request array_of_requests[], int* index, MPI_Status* status);
+int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int* outcount,
+                 int array_of_indices[], MPI_Status array_of_statuses[]);
+int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status);
+int MPI_Testall(int count, MPI_Request array_of_requests[], int* flag,
+                MPI_Status array_of_statuses[]);
+int MPI_Testany(int count, MPI_Request array_of_requests[], int* index, int* flag,
+                MPI_Status* status);
+int MPI_Testsome(int incount, MPI_Request array_of_requests[], int* outcount,
+                 int array_of_indices[], MPI_Status array_of_statuses[]);
+int MPI_Request_free(MPI_Request* request);
+
+/* Dynamic windows (issue 6): targets addressed by absolute address (MPI_Get_address), disp_unit
+ * 1; an access outside every region attached at the target is MPI_ERR_RMA_RANGE at the origin. */
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win);
+int MPI_Win_attach(MPI_Win win, void* base, MPI_Aint size);
+int MPI_Win_detach(MPI_Win win, const void* base);
+
+/* Shared-memory windows (issue 6): ranks on one node; contiguous unless the info key
+ * alloc_shared_noncontig is "true". MPI_Win_shared_query with MPI_PROC_NULL: the lowest rank whose
+ * size is not 0. */
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                            void* baseptr, MPI_Win* win);
+int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr);
 
 /* Communicators, groups, collectives. */
 #define MPI_GROUP_EMPTY ((MPI_Group)1)

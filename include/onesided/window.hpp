@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -24,6 +25,7 @@ struct Iov;
 namespace detail {
 class SyncRegion;
 class Inboxes;
+struct DynamicState;
 }  // namespace detail
 
 /// A target rank that makes an operation a no-op (MPI_PROC_NULL).
@@ -43,6 +45,31 @@ enum Assert : int {
 /// MPI_Win_lock's lock types (the MPI_LOCK_* values of <mpi.h>).
 enum class LockType : int { kExclusive = 234, kShared = 235 };
 
+/// The window info keys this runtime understands (MPI-3.1 §11.2.1, MPI_Win_set_info), with their
+/// defaults. What each does here:
+///   - noLocks (no_locks): the program promises never to lock the window; MPI_Win_lock and
+///     MPI_Win_lock_all then fail with kErrRmaSync naming the hint instead of taking a lock that
+///     the promise says nobody else checks.
+///   - sameSize / sameDispUnit (same_size, same_disp_unit): checked once against the creation
+///     allgather, which every rank sees identically, so a false promise fails the creation on
+///     every rank (kErrInfoValue). Nothing else changes: each target's remote key differs from
+///     rank to rank whatever the sizes, so per-target state stays O(p) (see README).
+///   - accumulateOps (accumulate_ops: same_op_no_op or same_op) and accumulateOrdering
+///     (accumulate_ordering: "none" or a comma list of rar, raw, war, waw): recorded and returned
+///     by MPI_Win_get_info. Nothing is relaxed: the accumulate path is chosen by element type
+///     (and window) alone, so every combination of operations is atomic; accumulates by lock or
+///     NIC atomic are complete at the target on return, and active messages are applied in
+///     ticket order, so the default ordering holds whatever the hints allow.
+///   - allocSharedNoncontig (alloc_shared_noncontig): MPI_Win_allocate_shared only.
+struct WindowHints {
+  bool noLocks = false;
+  bool sameSize = false;
+  bool sameDispUnit = false;
+  bool allocSharedNoncontig = false;
+  std::string accumulateOps = "same_op_no_op";
+  std::string accumulateOrdering = "rar,raw,war,waw";
+};
+
 /// An RMA window: this rank's exposed memory plus, per target, its base, size, disp_unit and
 /// key (from one allgather at creation). Every access is bounds-checked at the origin before
 /// anything reaches the transport: an overrun throws Error(kErrRmaRange) and touches nothing.
@@ -54,11 +81,40 @@ class Window {
   /// error class, the others kErrOther naming it), so no rank is left waiting.
   /// `argError`: an argument error the caller already found (it still takes part).
   static std::unique_ptr<Window> create(Comm& comm, void* base, std::int64_t size, int dispUnit,
-                                        const Error* argError = nullptr);
+                                        const Error* argError = nullptr,
+                                        const WindowHints& hints = {});
   /// MPI_Win_allocate: the runtime allocates `size` bytes (in shared memory where the transport
   /// can, so on-node peers store into it directly). Collective over comm.
   static std::unique_ptr<Window> allocate(Comm& comm, std::int64_t size, int dispUnit,
-                                          const Error* argError = nullptr);
+                                          const Error* argError = nullptr,
+                                          const WindowHints& hints = {});
+  /// MPI_Win_allocate_shared: `size` bytes per rank in one shared-memory segment that every
+  /// rank maps (ranks on one node), each rank's part right after the previous rank's
+  /// (contiguous), or starting on a page boundary of its own with hints.allocSharedNoncontig.
+  /// Every target is on the load / store path; MPI_Win_shared_query (sharedQuery) gives the
+  /// local address of any rank's part. A rank that cannot map the segment (another node, no
+  /// shared memory) fails the creation on every rank with kErrRmaShared. Collective over comm.
+  static std::unique_ptr<Window> allocateShared(Comm& comm, std::int64_t size, int dispUnit,
+                                                const Error* argError = nullptr,
+                                                const WindowHints& hints = {});
+  /// MPI_Win_shared_query: `target`'s part (size, disp_unit, and its address in this process).
+  /// kProcNull: the lowest rank whose size is not 0 (or rank 0's when all are). kErrRmaFlavor
+  /// unless the window is from allocateShared.
+  void sharedQuery(int target, std::size_t& size, int& dispUnit, void*& base) const;
+
+  /// MPI_Win_create_dynamic: no memory at first; each rank attaches regions (attach / detach) and
+  /// targets are addressed by absolute address (MPI_Get_address) with disp_unit 1. An access
+  /// outside every region attached at the target fails at the origin with kErrRmaRange: the
+  /// origin caches each target's attach table, re-reads it with one-sided gets when a lookup
+  /// misses, and checks it is current once per epoch (dynamic.cpp). Collective over comm.
+  static std::unique_ptr<Window> createDynamic(Comm& comm, const Error* argError = nullptr,
+                                               const WindowHints& hints = {});
+  /// MPI_Win_attach: exposes [base, base + size) in a dynamic window. Overlapping a region
+  /// attached before (or more than detail::kMaxAttach regions) is kErrRmaAttach. Local.
+  void attach(void* base, std::int64_t size);
+  /// MPI_Win_detach: the region attached at `base`; kErrRmaAttach when there is none. Local.
+  void detach(const void* base);
+
   /// Frees without synchronising (use free() for the collective MPI_Win_free).
   ~Window();
   Window(const Window&) = delete;
@@ -127,6 +183,26 @@ class Window {
   /// MPI_Win_test: wait() that does not block; true when the exposure epoch has ended.
   bool test();
 
+  // ---- request-based operations (src/window/request.cpp) ----
+  /// Which operations a request (MPI_Rput, MPI_Rget, MPI_Raccumulate, MPI_Rget_accumulate)
+  /// waits for: those issued to `target` before its completion count passes `seq` (0: complete
+  /// when issued). Tickets cost nothing to keep: the window counts, per target, the flushes
+  /// that completed everything issued to it, and a ticket is the count its operation needs.
+  struct Ticket {
+    int target = kProcNull;
+    std::uint64_t seq = 0;
+  };
+  /// Throws kErrRmaSync unless a passive-target epoch (lock or lock_all) is open: request-based
+  /// operations exist only there (MPI-3.1 §11.3.5). `call` names the operation.
+  void requirePassiveEpoch(const char* call) const;
+  /// The ticket of the operation to `target` issued last (call right after issuing it).
+  [[nodiscard]] Ticket ticket(int target) const;
+  /// True when the ticket's operation is complete (also once the window is freed: MPI_Win_free
+  /// needs every epoch closed, which completes everything).
+  [[nodiscard]] bool done(const Ticket& t) const;
+  /// Completes the ticket's operation: a flush of its target only, and only if it is pending.
+  void waitFor(const Ticket& t);
+
   // ---- accumulate and atomics (src/window/accumulate.cpp) ----
   /// MPI_Accumulate: target = target op origin, element-wise, atomic per element with respect to
   /// every other accumulate (see accumulate.cpp for the two paths and why they never race).
@@ -144,6 +220,11 @@ class Window {
   void compareAndSwap(const void* origin, const void* compare, void* result, const Datatype& type,
                       int target, std::int64_t disp);
 
+  /// MPI_Win_set_info: the hints in effect from now on (same_size and same_disp_unit are only
+  /// checked at creation).
+  void setHints(const WindowHints& hints) { hints_ = hints; }
+  [[nodiscard]] const WindowHints& hints() const noexcept { return hints_; }
+
   [[nodiscard]] void* base() const noexcept { return base_; }
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
   [[nodiscard]] int dispUnit() const noexcept { return dispUnit_; }
@@ -160,7 +241,10 @@ class Window {
     std::uint64_t size = 0;
     int dispUnit = 1;
     std::vector<std::byte> packedKey;
-    std::unique_ptr<transport::RemoteKey> key;  // unpacked on first access
+    std::unique_ptr<transport::RemoteKey> ownKey;  // unpacked on first access
+    // The key in use: ownKey's, or in a dynamic window the key of the region the access in
+    // progress lies in (set by check()).
+    transport::RemoteKey* key = nullptr;
     std::byte* direct = nullptr;  // local address of window offset 0 on the load / store path
     std::uint64_t directLo = 0;   // window offsets [directLo, directHi) are on that path
     std::uint64_t directHi = 0;
@@ -171,6 +255,7 @@ class Window {
     std::unique_ptr<transport::RemoteKey> ctlKey;
     std::byte* ctlDirect = nullptr;  // the control words' local address, with cpuAtomics_
     std::uint8_t lock = 0;           // kLockNone / kLockShared / kLockExclusive, | kLockNocheck
+    std::uint64_t completions = 0;   // flushes (complete()) of this target, for request tickets
     // Accumulates by active message to this target (src/window/am.cpp): tickets sent, and the
     // target's applied / released counters as last read.
     std::uint64_t amSent = 0;
@@ -198,6 +283,13 @@ class Window {
   /// The creation allgather. `failure` (class, message) is this rank's error so far, if any.
   void setUp(void* base, std::size_t size, int failClass, const std::string& failure);
   Target& resolve(int target);
+  /// Dynamic windows: finds the region at `target` holding bytes [lo, hi) and makes its key
+  /// the target's current one; kErrRmaRange when there is none, after re-reading the table.
+  void dynamicRegion(const char* what, int target, std::uint64_t lo, std::uint64_t hi);
+  /// Re-reads `target`'s attach table if it changed since the cached copy.
+  void readTable(int target);
+  /// Rewrites this rank's attach table from dyn_->attached (seqlock, dynamic.hpp).
+  void publishTable();
   /// Validates a put / get and returns the byte offset in the target's window.
   std::uint64_t check(const char* what, const void* origin, std::int64_t ocount,
                       const Datatype& otype, int target, std::int64_t disp, std::int64_t tcount,
@@ -250,6 +342,10 @@ class Window {
                 std::size_t bytes);
   /// Waits until every message sent to `target` (every target when < 0) has been applied.
   void amWait(int target);
+  /// Whether bytes [off, off + len) of this rank's window are exposed: inside [0, size), or for
+  /// a dynamic window inside an attached region (offsets are addresses). The inbox service
+  /// checks each message with it, under the inbox lock (which attach / detach take too).
+  [[nodiscard]] bool exposes(std::uint64_t off, std::uint64_t len) const;
   /// Target side: applies the messages that have arrived, in ticket order. Returns whether it
   /// did anything. Called with the context's inbox lock held (detail::Inboxes).
   bool serviceInbox();
@@ -282,6 +378,7 @@ class Window {
   Comm& comm_;
   Flavor flavor_;
   int dispUnit_;
+  WindowHints hints_;
   void* base_ = nullptr;
   std::size_t size_ = 0;
   std::unique_ptr<transport::MemoryRegion> region_;   // our registration, if we made one
@@ -324,6 +421,11 @@ class Window {
   std::vector<std::byte> accOld_;
   std::vector<std::byte> accNew_;
   bool freed_ = false;
+  std::uint64_t epochs_ = 0;  // epochs opened (fence, lock, lock_all): dynamic tables' checks
+  std::unique_ptr<detail::DynamicState> dyn_;
+  // Shared windows: the segment as mapped here (unmapped when the last reference goes), and
+  // this rank's part's registration in region_.
+  std::shared_ptr<void> segment_;
 };
 
 }  // namespace onesided

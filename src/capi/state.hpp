@@ -35,6 +35,20 @@ struct WinEntry {
   int dispUnitAttr = 0;
   int flavorAttr = 0;
   int modelAttr = MPI_WIN_UNIFIED;
+  std::string name;  // MPI_Win_set_name; empty by default (MPI-3.1 §6.8)
+};
+
+/// An MPI_Info object: (key, value) pairs in the order they were first set (MPI_Info_get_nthkey
+/// numbers them so).
+struct InfoEntry {
+  std::vector<std::pair<std::string, std::string>> pairs;
+};
+
+/// A request-based RMA operation (MPI_Rput ...): its window by handle (a freed window's
+/// requests are complete: MPI_Win_free needs every epoch closed) and its completion ticket.
+struct RequestEntry {
+  MPI_Win win = MPI_WIN_NULL;
+  Window::Ticket ticket;
 };
 
 struct State {
@@ -58,6 +72,14 @@ struct State {
   // themselves are shared: a type built from this one, or a pending get, keeps it alive.
   std::vector<std::shared_ptr<Datatype>> types;
   std::unordered_map<int, std::string> predefinedNames;  // MPI_Type_set_name on predefined types
+  // MPI_Info objects: handle i is infos[i]; [0] = MPI_INFO_NULL; freed slots are null and never
+  // reused, so a stale handle is always MPI_ERR_INFO.
+  std::vector<std::unique_ptr<InfoEntry>> infos{1};
+  // Active requests by handle. Handles count up from 1 and are not reused (until 2^31 of them
+  // have been made), so a completed or freed handle is MPI_ERR_REQUEST, never another request;
+  // only live requests take memory.
+  std::unordered_map<MPI_Request, RequestEntry> requests;
+  MPI_Request nextRequest = 1;
 };
 
 /// Handles of derived datatypes start here (predefined ones are below).
@@ -138,6 +160,12 @@ inline const Datatype& datatype(MPI_Datatype type) {
   return *derivedEntry(type);
 }
 void requireArg(const void* p, const char* what);
+/// The info object behind `info`; throws MPI_ERR_INFO naming the handle (MPI_INFO_NULL included).
+InfoEntry& infoEntry(MPI_Info info);
+/// The window hints an info object gives (MPI_INFO_NULL: none); unknown keys are ignored, known
+/// keys with values this runtime cannot read fail with MPI_ERR_INFO_VALUE. `base`: the hints to
+/// start from.
+WindowHints windowHints(MPI_Info info, const WindowHints& base = {});
 void checkErrhandler(MPI_Errhandler eh);
 
 }  // namespace onesided::capi

@@ -8,10 +8,9 @@
 namespace onesided::capi {
 namespace {
 
+/// MPI_INFO_NULL or a live info object (whose keys MPI_Alloc_mem ignores).
 void checkInfo(MPI_Info info) {
-  // MPI_Info objects arrive with the rest of MPI-3 RMA; until then only MPI_INFO_NULL exists.
-  if (info != MPI_INFO_NULL)
-    throw Error(MPI_ERR_INFO, "invalid info handle " + std::to_string(info));
+  if (info != MPI_INFO_NULL) infoEntry(info);
 }
 
 MPI_Win addWindow(std::unique_ptr<Window> w) {
@@ -74,11 +73,12 @@ int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
                    MPI_Win* win) {
   return call("MPI_Win_create", On::comm(comm), [&] {
     auto& c = capi::comm(comm);
+    onesided::WindowHints hints;
     auto err = capi::precheck([&] {
-      capi::checkInfo(info);
+      hints = capi::windowHints(info);
       capi::requireArg(win, "win");
     });
-    auto w = onesided::Window::create(c, base, size, disp_unit, err.get());
+    auto w = onesided::Window::create(c, base, size, disp_unit, err.get(), hints);
     *win = capi::addWindow(std::move(w));
   });
 }
@@ -87,16 +87,71 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                      MPI_Win* win) {
   return call("MPI_Win_allocate", On::comm(comm), [&] {
     auto& c = capi::comm(comm);
+    onesided::WindowHints hints;
     auto err = capi::precheck([&] {
-      capi::checkInfo(info);
+      hints = capi::windowHints(info);
       capi::requireArg(baseptr, "baseptr");
       capi::requireArg(win, "win");
     });
-    auto w = onesided::Window::allocate(c, size, disp_unit, err.get());
+    auto w = onesided::Window::allocate(c, size, disp_unit, err.get(), hints);
     void* base = w->base();
     std::memcpy(baseptr, &base, sizeof base);
     *win = capi::addWindow(std::move(w));
   });
+}
+
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                            void* baseptr, MPI_Win* win) {
+  return call("MPI_Win_allocate_shared", On::comm(comm), [&] {
+    auto& c = capi::comm(comm);
+    onesided::WindowHints hints;
+    auto err = capi::precheck([&] {
+      hints = capi::windowHints(info);
+      capi::requireArg(baseptr, "baseptr");
+      capi::requireArg(win, "win");
+    });
+    auto w = onesided::Window::allocateShared(c, size, disp_unit, err.get(), hints);
+    void* base = w->base();
+    std::memcpy(baseptr, &base, sizeof base);
+    *win = capi::addWindow(std::move(w));
+  });
+}
+
+int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr) {
+  return call("MPI_Win_shared_query", On::win(win), [&] {
+    auto& w = *capi::winEntry(win).win;
+    capi::requireArg(size, "size");
+    capi::requireArg(disp_unit, "disp_unit");
+    capi::requireArg(baseptr, "baseptr");
+    std::size_t bytes = 0;
+    int unit = 0;
+    void* base = nullptr;
+    w.sharedQuery(rank, bytes, unit, base);
+    *size = static_cast<MPI_Aint>(bytes);
+    *disp_unit = unit;
+    std::memcpy(baseptr, &base, sizeof base);
+  });
+}
+
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
+  return call("MPI_Win_create_dynamic", On::comm(comm), [&] {
+    auto& c = capi::comm(comm);
+    onesided::WindowHints hints;
+    auto err = capi::precheck([&] {
+      hints = capi::windowHints(info);
+      capi::requireArg(win, "win");
+    });
+    auto w = onesided::Window::createDynamic(c, err.get(), hints);
+    *win = capi::addWindow(std::move(w));
+  });
+}
+
+int MPI_Win_attach(MPI_Win win, void* base, MPI_Aint size) {
+  return call("MPI_Win_attach", On::win(win), [&] { capi::winEntry(win).win->attach(base, size); });
+}
+
+int MPI_Win_detach(MPI_Win win, const void* base) {
+  return call("MPI_Win_detach", On::win(win), [&] { capi::winEntry(win).win->detach(base); });
 }
 
 int MPI_Win_free(MPI_Win* win) {

@@ -140,7 +140,10 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
   auto& ep = comm_.context().endpoint(comm_.worldRank(target));
   // Atomics go through the transport also where loads and stores reach the target (this rank
   // included): its key is needed then too.
-  if (!t.key) t.key = ep.unpackRkey(t.packedKey);
+  if (t.key == nullptr) {
+    t.ownKey = ep.unpackRkey(t.packedKey);
+    t.key = t.ownKey.get();
+  }
   if (bytes == 8 && isInt64(kind) && Datatype::predefined(ttype.id()) == &ttype &&
       (op == Op::kSum || op == Op::kNoOp || op == Op::kReplace || compare != nullptr)) {
     // One element on one NIC atomic (MPI_Fetch_and_op / MPI_Compare_and_swap as PGAS codes

@@ -154,7 +154,7 @@ void Window::amUpdate(int target, const std::byte* src, const void* compare, std
     std::lock_guard<std::mutex> l(comm_.context().inboxes().lock());
     auto* mem = static_cast<std::byte*>(base_);
     for (const Seg& s : segs) {
-      std::byte* tp = mem + s.toff;
+      auto* tp = reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(mem) + s.toff);
       if (fetch) std::memcpy(old + s.pos, tp, s.len);
       if (compare != nullptr) {
         if (std::memcmp(tp, compare, elem) == 0) std::memcpy(tp, src, elem);
@@ -383,7 +383,7 @@ bool Window::serviceInbox() {
     for (std::uint32_t k = 0; valid && k < h.nseg; ++k) {
       std::uint64_t pair[2];
       std::memcpy(pair, segs + 16 * k, 16);
-      valid = pair[1] % elem == 0 && pair[0] <= size_ && pair[1] <= size_ - pair[0];
+      valid = pair[1] % elem == 0 && exposes(pair[0], pair[1]);
       total += pair[1];
     }
     if (valid && !cas && total != h.dataBytes) valid = false;
@@ -395,7 +395,8 @@ bool Window::serviceInbox() {
       for (std::uint32_t k = 0; k < h.nseg; ++k) {
         std::uint64_t pair[2];
         std::memcpy(pair, segs + 16 * k, 16);
-        std::byte* tp = mem + pair[0];
+        // (A dynamic window's base is MPI_BOTTOM: offsets are addresses.)
+        auto* tp = reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(mem) + pair[0]);
         const auto len = static_cast<std::size_t>(pair[1]);
         if (fetch) std::memcpy(amScratch_.data() + pos, tp, len);
         if (cas) {

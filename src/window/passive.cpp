@@ -148,6 +148,11 @@ void Window::retryPause(unsigned attempt) {
 
 void Window::checkLockable(const char* call, int assertion) {
   requireLive();
+  if (hints_.noLocks) {
+    throw Error(kErrRmaSync, std::string("the window has info no_locks=true (the program "
+                                         "promised not to lock it; MPI_Win_set_info can take the "
+                                         "promise back)"));
+  }
   if ((assertion & ~kModeNocheck) != 0) {
     throw Error(kErrAssert, std::string(call) + ": assertion " + str(assertion) +
                                 " has bits other than MPI_MODE_NOCHECK");
@@ -229,6 +234,7 @@ void Window::lock(LockType type, int target, int assertion) {
   if (epoch_ == Epoch::kFence) pendingOps_ = 0;
   epoch_ = Epoch::kPassive;
   allOpen_ = false;
+  ++epochs_;
 }
 
 void Window::unlock(int target) {
@@ -277,6 +283,7 @@ void Window::lockAll(int assertion) {
   pendingOps_ = 0;
   epoch_ = Epoch::kPassive;
   allOpen_ = true;
+  ++epochs_;
 }
 
 void Window::unlockAll() {

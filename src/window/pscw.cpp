@@ -116,6 +116,7 @@ void Window::start(std::span<const int> targets, int assertion) {
   for (int r : group) targets_[static_cast<std::size_t>(r)].lock = kLockStarted;
   started_ = std::move(group);
   epoch_ = Epoch::kPscw;
+  ++epochs_;  // dynamic windows re-validate their attach tables once per epoch
   allOpen_ = false;
   pendingOps_ = 0;
 }

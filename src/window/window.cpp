@@ -16,6 +16,7 @@
 #include "transport/transport.hpp"
 #include "window/am.hpp"
 #include "window/barrier.hpp"
+#include "window/dynamic.hpp"
 #include "window/sync.hpp"
 
 namespace onesided {
@@ -27,7 +28,11 @@ struct InfoHeader {
   std::int64_t dispUnit;
   std::uint64_t keyLen;
   std::int64_t failClass;
+  std::uint64_t hintBits;  // kHintSameSize | kHintSameDispUnit as this rank promised them
 };
+
+constexpr std::uint64_t kHintSameSize = 1;
+constexpr std::uint64_t kHintSameDispUnit = 2;
 
 std::string str(std::int64_t v) { return std::to_string(v); }
 
@@ -146,9 +151,11 @@ Window::~Window() {
   detachInbox();
   // Keys belong to endpoints and are released first; then the sync region and our memory.
   targets_.clear();
+  dyn_.reset();
   sync_.reset();
   control_.reset();
   region_.reset();
+  segment_.reset();
 }
 
 namespace {
@@ -164,13 +171,14 @@ std::pair<int, std::string> checkArgs(std::int64_t size, int dispUnit, const Err
 }  // namespace
 
 std::unique_ptr<Window> Window::create(Comm& comm, void* base, std::int64_t size, int dispUnit,
-                                       const Error* argError) {
+                                       const Error* argError, const WindowHints& hints) {
   auto [cls, msg] = checkArgs(size, dispUnit, argError);
   if (cls == kSuccess && base == nullptr && size > 0) {
     cls = kErrBase;
     msg = "base is NULL but size is " + str(size);
   }
   std::unique_ptr<Window> w(new Window(comm, Flavor::kCreate, dispUnit));
+  w->hints_ = hints;
   const auto bytes = cls == kSuccess ? static_cast<std::size_t>(size) : 0;
   if (cls == kSuccess) {
     try {
@@ -191,9 +199,10 @@ std::unique_ptr<Window> Window::create(Comm& comm, void* base, std::int64_t size
 }
 
 std::unique_ptr<Window> Window::allocate(Comm& comm, std::int64_t size, int dispUnit,
-                                         const Error* argError) {
+                                         const Error* argError, const WindowHints& hints) {
   auto [cls, msg] = checkArgs(size, dispUnit, argError);
   std::unique_ptr<Window> w(new Window(comm, Flavor::kAllocate, dispUnit));
+  w->hints_ = hints;
   const auto bytes = cls == kSuccess ? static_cast<std::size_t>(size) : 0;
   if (cls == kSuccess) {
     try {
@@ -245,7 +254,10 @@ void Window::setUp(void* base, std::size_t size, int failClass, const std::strin
     sync.assign(failure.size(), std::byte{});
     std::memcpy(sync.data(), failure.data(), failure.size());
   }
-  InfoHeader h{reinterpret_cast<std::uint64_t>(base), size, dispUnit_, key.size(), failClass};
+  const std::uint64_t hintBits =
+      (hints_.sameSize ? kHintSameSize : 0) | (hints_.sameDispUnit ? kHintSameDispUnit : 0);
+  InfoHeader h{
+      reinterpret_cast<std::uint64_t>(base), size, dispUnit_, key.size(), failClass, hintBits};
   std::vector<std::byte> blob(sizeof h + key.size() + sync.size());
   std::memcpy(blob.data(), &h, sizeof h);
   std::copy(key.begin(), key.end(), blob.begin() + sizeof h);
@@ -283,6 +295,27 @@ void Window::setUp(void* base, std::size_t size, int failClass, const std::strin
     }
   }
   if (failClass != kSuccess) throw Error(failClass, failure);
+  // same_size / same_disp_unit: every rank sees the same gathered headers, so every rank reaches
+  // the same verdict on a false promise (by any rank) and they all fail together.
+  for (std::size_t i = 0; i < p; ++i) {
+    InfoHeader t{};
+    std::memcpy(&t, all[i].data(), sizeof t);
+    for (std::size_t j = 0; j < p; ++j) {
+      if ((t.hintBits & kHintSameSize) != 0 && targets_[j].size != targets_[0].size) {
+        throw Error(kErrInfoValue,
+                    "rank " + std::to_string(i) + " passed info same_size=true, but rank " +
+                        std::to_string(j) + " has " + std::to_string(targets_[j].size) +
+                        " bytes and rank 0 " + std::to_string(targets_[0].size));
+      }
+      if ((t.hintBits & kHintSameDispUnit) != 0 && targets_[j].dispUnit != targets_[0].dispUnit) {
+        throw Error(kErrInfoValue, "rank " + std::to_string(i) +
+                                       " passed info same_disp_unit=true, but rank " +
+                                       std::to_string(j) + " has disp_unit " +
+                                       std::to_string(targets_[j].dispUnit) + " and rank 0 " +
+                                       std::to_string(targets_[0].dispUnit));
+      }
+    }
+  }
   sync_->connect(syncInfos);
   agreeOnCpuAtomics(kControlBytes + (amMode_ ? detail::kInboxBytes : 0));
   if (amMode_) {
@@ -302,7 +335,8 @@ Window::Target& Window::resolve(int target) {
       t.directHi = t.size;
     } else if (t.size > 0) {
       auto& ep = comm_.context().endpoint(comm_.worldRank(target));
-      t.key = ep.unpackRkey(t.packedKey);
+      t.ownKey = ep.unpackRkey(t.packedKey);
+      t.key = t.ownKey.get();
       // The part of the window that loads and stores reach, as window offsets.
       const transport::DirectSpan d = t.key->direct();
       const std::uint64_t lo = std::clamp(d.lo, t.base, t.base + t.size);
@@ -425,6 +459,9 @@ std::uint64_t Window::check(const char* what, const void* origin, std::int64_t o
                                             : str(ub)) +
                                   " of rank " + str(target) + "'s window of " +
                                   std::to_string(t.size) + " bytes");
+  }
+  if (flavor_ == Flavor::kDynamic) {
+    dynamicRegion(what, target, static_cast<std::uint64_t>(lb), static_cast<std::uint64_t>(ub));
   }
   return static_cast<std::uint64_t>(offset);
 }
@@ -665,7 +702,10 @@ void Window::completeIssued() {
     } else {
       for (int t : dirty_) ctx.endpoint(comm_.worldRank(t)).flush();
     }
-    for (int t : dirty_) isDirty_[static_cast<std::size_t>(t)] = false;
+    for (int t : dirty_) {
+      isDirty_[static_cast<std::size_t>(t)] = false;
+      ++targets_[static_cast<std::size_t>(t)].completions;
+    }
     dirty_.clear();
   }
   // Gets through the bounce buffer have landed there: now into the origin buffers.
@@ -691,6 +731,16 @@ void Window::markDirty(int target) {
 }
 
 void Window::complete(int target) {
+  // Request tickets (request.cpp): this completes whatever is pending at the target(s), by
+  // transfer or by active message.
+  auto count = [&](std::size_t i) {
+    if (isDirty_[i] || targets_[i].amPending) ++targets_[i].completions;
+  };
+  if (target >= 0) {
+    count(static_cast<std::size_t>(target));
+  } else {
+    for (std::size_t i = 0; i < targets_.size(); ++i) count(i);
+  }
   if (target >= 0 && bounceUsed_ == 0) {
     if (isDirty_[static_cast<std::size_t>(target)]) {
       comm_.context().endpoint(comm_.worldRank(target)).flush();
@@ -791,6 +841,7 @@ void Window::fence(int assertion) {
   if (syncNeeded) sync_->barrier();
   epoch_ = (assertion & kModeNosucceed) != 0 ? Epoch::kNone : Epoch::kFence;
   allOpen_ = epoch_ == Epoch::kFence;
+  ++epochs_;
 }
 
 void Window::free() {
@@ -817,9 +868,11 @@ void Window::free() {
   epoch_ = Epoch::kNone;
   allOpen_ = false;
   targets_.clear();
+  dyn_.reset();
   sync_.reset();
   control_.reset();
   region_.reset();
+  segment_.reset();
   bounce_.reset();
   unpacks_.clear();
   exposed_ = nullptr;
