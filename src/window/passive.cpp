@@ -94,7 +94,10 @@ std::uint64_t Window::atomic64(int target, int op, std::uint64_t operand, std::u
                      compare);
   }
   auto& ep = comm_.context().endpoint(comm_.worldRank(target));
-  if (!t.key) t.key = ep.unpackRkey(t.packedKey);
+  if (t.key == nullptr) {
+    t.ownKey = ep.unpackRkey(t.packedKey);
+    t.key = t.ownKey.get();
+  }
   std::uint64_t old = 0;
   ep.atomic(static_cast<transport::AtomicOp>(op), 8, operand, compare, &old, raddr, *t.key);
   return old;
