@@ -52,6 +52,14 @@ static void iteration(const struct bench_spec* s, int rank, char* buf, size_t by
         const int64_t one = 1;
         int64_t old = 0;
         CHECK(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, 1, 0, MPI_SUM, win));
+      } else if (s->op == BENCH_CAS) {
+        const int64_t swap = k, compare = k - 1;
+        int64_t old = 0;
+        CHECK(MPI_Compare_and_swap(&swap, &compare, &old, MPI_INT64_T, 1, 0, win));
+      } else if (s->op == BENCH_GACC) {
+        /* The result lands in the second half of the origin buffer (allocated at twice the size). */
+        CHECK(MPI_Get_accumulate(buf, (int)(bytes / 8), MPI_DOUBLE, buf + bytes, (int)(bytes / 8),
+                                 MPI_DOUBLE, 1, 0, (int)(bytes / 8), MPI_DOUBLE, MPI_SUM, win));
       } else {
         CHECK(MPI_Accumulate(buf, (int)(bytes / 8), MPI_DOUBLE, 1, 0, (int)(bytes / 8), MPI_DOUBLE,
                              MPI_SUM, win));
@@ -96,7 +104,8 @@ static void prepare(const struct bench_spec* s, int rank, char* buf, char* winbu
 static int check(const struct bench_spec* s, int rank, const char* buf, const char* winbuf,
                  size_t bytes) {
   const char* data = NULL;
-  if (s->op == BENCH_FOP || s->op == BENCH_ACC) return 0;
+  if (s->op == BENCH_FOP || s->op == BENCH_ACC || s->op == BENCH_CAS || s->op == BENCH_GACC)
+    return 0;
   if (s->op == BENCH_PUT && rank == 1) data = winbuf;
   if (s->op == BENCH_GET && rank == 0) data = buf;
   if (!data) return 0;
@@ -155,7 +164,7 @@ int bench_main(int argc, char** argv, const struct bench_spec* spec) {
     o.sizes[0] = 0;
     o.max_bytes = 1;
   }
-  if (spec->op == BENCH_FOP) {
+  if (spec->op == BENCH_FOP || spec->op == BENCH_CAS) {
     o.nsizes = 1;
     o.sizes[0] = 8;
     o.max_bytes = 8;
@@ -182,7 +191,7 @@ int bench_main(int argc, char** argv, const struct bench_spec* spec) {
     void* p = NULL;
     if (posix_memalign(&p, page, o.max_bytes + o.win_offset) == 0) winmem = p;
     winbuf = winmem ? winmem + o.win_offset : NULL;
-    buf = malloc(o.max_bytes);
+    buf = malloc(2 * o.max_bytes); /* get_accumulate: its results in the second half */
     if (!winbuf || !buf) {
       fprintf(stderr, "%s: out of memory (%zu bytes)\n", spec->name, o.max_bytes);
       MPI_Abort(MPI_COMM_WORLD, 3);
@@ -190,11 +199,11 @@ int bench_main(int argc, char** argv, const struct bench_spec* spec) {
     CHECK(MPI_Win_create(winbuf, (MPI_Aint)o.max_bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
   } else {
     CHECK(MPI_Win_allocate((MPI_Aint)o.max_bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &winbuf, &win));
-    CHECK(MPI_Alloc_mem((MPI_Aint)o.max_bytes, MPI_INFO_NULL, &buf));
+    CHECK(MPI_Alloc_mem((MPI_Aint)(2 * o.max_bytes), MPI_INFO_NULL, &buf));
   }
   check_flavor(win, o.create, rank);
   memset(winbuf, 0, o.max_bytes);
-  memset(buf, 0, o.max_bytes);
+  memset(buf, 0, 2 * o.max_bytes);
   double* per = malloc(sizeof(double) * (size_t)o.repeats);
   int failed = 0;
 

@@ -31,8 +31,10 @@
 #include "options.h"
 
 /* BENCH_FOP: MPI_Fetch_and_op (MPI_SUM of one int64); BENCH_ACC: MPI_Accumulate (MPI_SUM of
- * bytes / 8 doubles). Neither is verified (the target's values change every iteration). */
-enum bench_op { BENCH_NONE, BENCH_PUT, BENCH_GET, BENCH_FOP, BENCH_ACC };
+ * bytes / 8 doubles); BENCH_CAS: MPI_Compare_and_swap of one int64; BENCH_GACC:
+ * MPI_Get_accumulate (MPI_SUM of bytes / 8 doubles). None is verified (the target's values
+ * change every iteration). */
+enum bench_op { BENCH_NONE, BENCH_PUT, BENCH_GET, BENCH_FOP, BENCH_ACC, BENCH_CAS, BENCH_GACC };
 
 struct bench_spec {
   const char* name; /* JSON "bench" */

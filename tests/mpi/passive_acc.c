@@ -95,8 +95,9 @@ int main(int argc, char** argv) {
   {
     const int64_t per = rounds / 5 + 1;
     const int64_t want = home == 0 ? 2 * per * p : per * p;
-    if (me == home) MT_EXPECT(base[2] == want && base[3] == want, "pair %lld %lld, want %lld",
-                              (long long)base[2], (long long)base[3], (long long)want);
+    if (me == home)
+      MT_EXPECT(base[2] == want && base[3] == want, "pair %lld %lld, want %lld", (long long)base[2],
+                (long long)base[3], (long long)want);
     if (me == 0 && home != 0) MT_EXPECT(base[2] == per * p, "pair %lld", (long long)base[2]);
     if (me == 0) printf("mutex and exclusive lock ok\n");
   }
@@ -122,8 +123,8 @@ int main(int argc, char** argv) {
   {
     double seen[1] = {-1};
     double dummy[1] = {0};
-    MT_CHECK(MPI_Get_accumulate(dummy, 1, MPI_DOUBLE, seen, 1, MPI_DOUBLE, (me + 1) % p, 4 + me,
-                                1, MPI_DOUBLE, MPI_NO_OP, win));
+    MT_CHECK(MPI_Get_accumulate(dummy, 1, MPI_DOUBLE, seen, 1, MPI_DOUBLE, (me + 1) % p, 4 + me, 1,
+                                MPI_DOUBLE, MPI_NO_OP, win));
     MT_CHECK(MPI_Win_unlock((me + 1) % p, win));
     MT_EXPECT(seen[0] == 2.0 * (me + (me + 1) % p), "get_accumulate NO_OP read %g", seen[0]);
   }
@@ -147,10 +148,10 @@ int main(int argc, char** argv) {
     double d = 1;
     int64_t r = 0;
     const int64_t one = 1;
-    expect_class(MPI_Accumulate(&d, 1, MPI_DOUBLE, 0, 4, 1, MPI_DOUBLE, MPI_BAND, win),
-                 MPI_ERR_OP, "BAND on double");
-    expect_class(MPI_Fetch_and_op(&one, &r, MPI_INT64_T, 0, slots, MPI_SUM, win),
-                 MPI_ERR_RMA_RANGE, "fetch_and_op past the end");
+    expect_class(MPI_Accumulate(&d, 1, MPI_DOUBLE, 0, 4, 1, MPI_DOUBLE, MPI_BAND, win), MPI_ERR_OP,
+                 "BAND on double");
+    expect_class(MPI_Fetch_and_op(&one, &r, MPI_INT64_T, 0, slots, MPI_SUM, win), MPI_ERR_RMA_RANGE,
+                 "fetch_and_op past the end");
     expect_class(MPI_Compare_and_swap(&d, &d, &r, MPI_DOUBLE, 0, 4, win), MPI_ERR_TYPE,
                  "compare_and_swap on double");
   }
