@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include <fmt/format.h>
+
 #include "bootstrap/bootstrap.hpp"
 #include "log.hpp"
 #include "onesided/comm.hpp"
@@ -73,6 +75,9 @@ Context::Context(std::unique_ptr<bootstrap::Bootstrap> boot, const Options& opti
   }
   rank_ = boot_->rank();
   size_ = boot_->size();
+  nodePeers_ = boot_->nodePeers();
+  // A launcher that reports dead ranks (PMIx) ends transport waits too, not just its own.
+  if (cancel_ == nullptr) cancel_ = boot_->failedFlag();
   transport_ = makeTransport(options);
   if (transport_->name().starts_with("self") && boot_->kind() != "inproc" && size_ > 1) {
     throw Error(kErrArg, "transport self reaches only ranks in this process, but the job has " +
@@ -99,8 +104,8 @@ Context::Context(std::unique_ptr<bootstrap::Bootstrap> boot, const Options& opti
   }
   world_->connectSync(syncInfos);
   self_->connectSync({self_->sync_->localInfo()});
-  log::core().debug("rank {} of {} up: transport {}, bootstrap {}", rank_, size_,
-                    transport_->name(), boot_->kind());
+  log::core().debug("rank {} of {} up: transport {}, bootstrap {}, node peers {}", rank_, size_,
+                    transport_->name(), boot_->kind(), fmt::join(nodePeers_, ","));
 }
 
 std::unique_ptr<Context> Context::create(std::unique_ptr<bootstrap::Bootstrap> boot,
@@ -131,7 +136,13 @@ std::string Context::transportName() const { return transport_->name(); }
 transport::Endpoint& Context::endpoint(int worldRank) {
   auto& ep = endpoints_[static_cast<std::size_t>(worldRank)];
   if (!ep) {
-    ep = transport_->connect(worldRank, addresses_[static_cast<std::size_t>(worldRank)]);
+    try {
+      ep = transport_->connect(worldRank, addresses_[static_cast<std::size_t>(worldRank)]);
+    } catch (const Error& e) {
+      // Say which peer: across hosts this usually means that rank (or its host) is gone.
+      throw Error(e.errorClass(),
+                  "connecting to rank " + std::to_string(worldRank) + ": " + e.what());
+    }
   }
   return *ep;
 }
@@ -162,7 +173,8 @@ const transport::MemoryRegion* Context::findMemory(const void* p, std::size_t le
 void Context::progress() {
   transport_->progress();
   if (cancel_ != nullptr && cancel_->load(std::memory_order_relaxed)) {
-    throw Error(kErrOther, "cancelled: another rank failed");
+    std::string why = boot_->failure();
+    throw Error(kErrOther, why.empty() ? "cancelled: another rank failed" : why);
   }
 }
 
