@@ -81,11 +81,12 @@ class Pmix final : public Bootstrap {
       ValuePtr v;
       rc = PMIx_Get(&wild_, PMIX_JOB_SIZE, nullptr, 0, &v.v);
       if (rc != PMIX_SUCCESS || v.v == nullptr || v.v->type != PMIX_UINT32) {
+        PMIx_Finalize(nullptr, 0);  // no destructor runs for a constructor that throws
         throw Error(kErrOther, "bootstrap: PMIx_Get(PMIX_JOB_SIZE): " + pmixError(rc));
       }
       size_ = static_cast<int>(v.v->data.uint32);
     }
-    nodePeers_ = queryNodePeers();
+    nodePeers_ = queryNodePeers();  // does not throw: falls back to this rank alone
     gInstance = this;
     // A default handler: every event no more specific handler takes, so a peer's death under
     // either launcher (whatever code it reports it with) reaches us.
