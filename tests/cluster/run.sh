@@ -105,7 +105,7 @@ for np in 2 4; do
     --oversubscribe -np "$np" --mca oob_tcp_if_include lo \
     "$build/tests/launcher/launcher_modes" sigkill
 done
-step "no PMIx server: one-line error at MPI_Init" "$expect_fail" 5 \
+step "no PMIx server: one-line error at MPI_Init" "$expect_fail" 10 \
   "^onesided: rank 0: MPI_Init: bootstrap: no PMIx server reachable" \
   "$build/tests/launcher/launcher_modes" env PMIX_NAMESPACE=gone \
   "PMIX_SERVER_URI41=pmix-server.1;tcp4://127.0.0.1:9" "$build/tests/launcher/launcher_modes"
