@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include <fmt/format.h>
+
 #include "bootstrap/bootstrap.hpp"
 #include "log.hpp"
 #include "onesided/comm.hpp"
@@ -102,13 +104,15 @@ Context::Context(std::unique_ptr<bootstrap::Bootstrap> boot, const Options& opti
   }
   rank_ = boot_->rank();
   size_ = boot_->size();
+  nodePeers_ = boot_->nodePeers();
+  // A launcher that reports dead ranks (PMIx) ends transport waits too, not just its own.
+  if (cancel_ == nullptr) cancel_ = boot_->failedFlag();
   {
     cpu_set_t set;
     CPU_ZERO(&set);
     const int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-    // The job's ranks are taken to share this node (onesided-run, threads as ranks); across
-    // nodes this only makes waits yield a little earlier.
-    oversubscribed_ = size_ > cpus;
+    // More ranks on this node than CPUs this process may run on.
+    oversubscribed_ = static_cast<int>(nodePeers_.size()) > cpus;
   }
   transport_ = makeTransport(options);
   if (transport_->name().starts_with("self") && boot_->kind() != "inproc" && size_ > 1) {
@@ -136,8 +140,8 @@ Context::Context(std::unique_ptr<bootstrap::Bootstrap> boot, const Options& opti
   }
   world_->connect(syncInfos);
   self_->connect({self_->localInfo()});
-  log::core().debug("rank {} of {} up: transport {}, bootstrap {}", rank_, size_,
-                    transport_->name(), boot_->kind());
+  log::core().debug("rank {} of {} up: transport {}, bootstrap {}, node peers {}", rank_, size_,
+                    transport_->name(), boot_->kind(), fmt::join(nodePeers_, ","));
 }
 
 std::unique_ptr<Context> Context::create(std::unique_ptr<bootstrap::Bootstrap> boot,
@@ -169,7 +173,13 @@ std::string Context::transportName() const { return transport_->name(); }
 transport::Endpoint& Context::endpoint(int worldRank) {
   auto& ep = endpoints_[static_cast<std::size_t>(worldRank)];
   if (!ep) {
-    ep = transport_->connect(worldRank, addresses_[static_cast<std::size_t>(worldRank)]);
+    try {
+      ep = transport_->connect(worldRank, addresses_[static_cast<std::size_t>(worldRank)]);
+    } catch (const Error& e) {
+      // Say which peer: across hosts this usually means that rank (or its host) is gone.
+      throw Error(e.errorClass(),
+                  "connecting to rank " + std::to_string(worldRank) + ": " + e.what());
+    }
   }
   return *ep;
 }
@@ -200,9 +210,8 @@ const transport::MemoryRegion* Context::findMemory(const void* p, std::size_t le
 bool Context::sameNode(const Comm& comm) const {
   // Every member answers alike: it is on one node with all others exactly when all of them are
   // on its node.
-  const auto peers = boot_->nodePeers();
   for (int r = 0; r < comm.size(); ++r) {
-    if (!std::binary_search(peers.begin(), peers.end(), comm.worldRank(r))) return false;
+    if (!std::binary_search(nodePeers_.begin(), nodePeers_.end(), comm.worldRank(r))) return false;
   }
   return true;
 }
@@ -221,7 +230,8 @@ void Context::progress() {
   transport_->progress();
   if (inboxes_) inboxes_->serviceFromOwner();
   if (cancel_ != nullptr && cancel_->load(std::memory_order_relaxed)) {
-    throw Error(kErrOther, "cancelled: another rank failed");
+    std::string why = boot_->failure();
+    throw Error(kErrOther, why.empty() ? "cancelled: another rank failed" : why);
   }
 }
 

@@ -12,6 +12,10 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libspdlog-dev libfmt-dev libcli11-dev libgtest-dev libgmock-dev \
   openmpi-bin libopenmpi-dev gnuplot-nox python3 procps psmisc clang-format \
   qemu-system-x86 busybox-static cpio kmod xz-utils iproute2 gdb \
-  rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest >/dev/null
+  rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest \
+  libpmix-dev slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge util-linux bc >/dev/null
+# (PMIx bootstrap and tests/cluster: Slurm's mpi_pmix plugin dlopens libpmix.so from
+# libpmix-dev, which no Slurm package pulls in. Installing starts no daemon here: policy-rc.d
+# denies it and there is no systemd; tests/cluster/slurm.sh starts and stops its own.)
 # The soft-RoCE VM's kernel and initramfs (tests/rxe): fetched now, with the other packages.
 "$(dirname "${BASH_SOURCE[0]}")/rxe/prepare.sh" >/dev/null

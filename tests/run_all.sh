@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The README's test command: installs the dependencies, builds, and runs every test —
 # the unit suites (ranks as threads), the launcher tests and the MPI programs under
-# onesided-run; the same over soft-RoCE in a VM (verbs, and UCX on rxe0) — then builds again
+# onesided-run; the same programs under mpirun and srun --mpi=pmix on one machine and across
+# three network-namespace hosts (tests/cluster); the same over soft-RoCE in a VM (verbs, and UCX on rxe0) — then builds again
 # with ASan + UBSan, and with TSan, and runs the unit suites under them.
 # Usage: tests/run_all.sh [build-dir]   (default: build)
 set -euo pipefail
@@ -29,6 +30,11 @@ cmake --build "$build" -j "$jobs"
 
 echo "== tests"
 (cd "$build" && ctest --output-on-failure -j "$jobs" --timeout 600) || status=1
+
+echo "== cluster (tests/cluster): mpirun, srun --mpi=pmix on one node and on 3 namespace hosts"
+# Root only (network namespaces, slurmd); stops its daemons and deletes its namespaces itself.
+# About 2 minutes; the outer timeout is a backstop (the script cleans up on TERM).
+timeout -k 30 900 bash "$here/tests/cluster/run.sh" "$build" || status=1
 
 echo "== soft-RoCE VM (tests/rxe): the suites over the verbs transport and UCX on rxe0"
 # The host's kernel has no RDMA; the VM runs Debian's kernel with rxe, under TCG, and this build

@@ -69,6 +69,9 @@ class Context {
   Comm& world() { return *world_; }
   Comm& self() { return *self_; }
   [[nodiscard]] std::string transportName() const;
+  /// World ranks on this rank's node (itself included), ascending: from the launcher (PMIx
+  /// locality under srun / mpirun; every rank under onesided-run and with threads as ranks).
+  [[nodiscard]] const std::vector<int>& nodePeers() const noexcept { return nodePeers_; }
 
   /// Collective: completes everything, synchronises, and closes endpoints. The Context can only
   /// be destroyed afterwards (the destructor calls it if needed, logging failures).
@@ -127,6 +130,7 @@ class Context {
   int rank_ = 0;
   int size_ = 1;
   const std::atomic<bool>* cancel_ = nullptr;
+  std::vector<int> nodePeers_;
   bool spinWait_ = false;  // ONESIDED_WAIT=spin: waits never yield or sleep
   enum class AccMode { kAuto, kMessage, kLock } accMode_ = AccMode::kAuto;
   bool progressThread_ = true;

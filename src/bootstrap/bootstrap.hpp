@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -35,7 +36,13 @@ class Bootstrap {
     (void)code;
     (void)message;
   }
-  /// Human-readable kind, for logs: "tcp", "inproc", "singleton".
+  /// Set (from any thread) once the launcher reports that a rank of the job died or the
+  /// launcher itself is gone: waits outside the bootstrap check it and end with failure()
+  /// instead of hanging. nullptr when the bootstrap cannot tell.
+  [[nodiscard]] virtual const std::atomic<bool>* failedFlag() const { return nullptr; }
+  /// One line saying what failed, once failedFlag() is set.
+  [[nodiscard]] virtual std::string failure() const { return {}; }
+  /// Human-readable kind, for logs: "tcp", "pmix", "inproc", "singleton".
   [[nodiscard]] virtual std::string kind() const = 0;
   void setProgressHook(std::function<void()> hook) { progress_ = std::move(hook); }
 
@@ -48,11 +55,21 @@ class Bootstrap {
   std::function<void()> progress_;
 };
 
-/// The launcher's environment contract (onesided-run sets these for every rank):
-///   ONESIDED_RANK, ONESIDED_SIZE, ONESIDED_RENDEZVOUS=127.0.0.1:PORT, ONESIDED_JOBID.
-/// Returns the TCP bootstrap when ONESIDED_RENDEZVOUS is set, otherwise a singleton (size 1),
-/// as an MPI program started without a launcher is.
+/// Chooses the bootstrap from the environment (ONESIDED_BOOTSTRAP=pmix|tcp|singleton forces one):
+///  - onesided-run's rendezvous when ONESIDED_RENDEZVOUS is set: onesided-run sets
+///    ONESIDED_RANK, ONESIDED_SIZE, ONESIDED_RENDEZVOUS=127.0.0.1:PORT and ONESIDED_JOBID for
+///    its own children, so they win over PMIx variables inherited from an outer launcher;
+///  - PMIx when PMIX_NAMESPACE or a PMIX_SERVER_URI* variable is set (srun --mpi=pmix,
+///    mpirun, prterun); a PMIx environment whose server cannot be reached is an error, and so
+///    is one in a build without PMIx;
+///  - otherwise a singleton (size 1), as an MPI program started without a launcher is.
 std::unique_ptr<Bootstrap> makeFromEnvironment();
+/// True when the environment carries a PMIx server's coordinates.
+bool pmixEnvironmentPresent();
+/// onesided-run's TCP rendezvous, from the ONESIDED_* variables.
+std::unique_ptr<Bootstrap> makeTcp();
+/// The PMIx client (throws when the build has no PMIx or the server is unreachable).
+std::unique_ptr<Bootstrap> makePmix();
 /// A one-rank bootstrap.
 std::unique_ptr<Bootstrap> makeSingleton();
 /// n bootstraps sharing one in-process rendezvous, for tests that run ranks as threads.

@@ -180,11 +180,6 @@ class Tcp final : public Bootstrap {
 
 }  // namespace
 
-std::unique_ptr<Bootstrap> makeFromEnvironment() {
-  if (const char* r = std::getenv("ONESIDED_RENDEZVOUS"); r != nullptr && *r != '\0') {
-    return std::make_unique<Tcp>();
-  }
-  return makeSingleton();
-}
+std::unique_ptr<Bootstrap> makeTcp() { return std::make_unique<Tcp>(); }
 
 }  // namespace onesided::bootstrap

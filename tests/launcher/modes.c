@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
     if (strcmp(mode, "exit3") == 0) exit(3);
     if (strcmp(mode, "nofinalize") == 0) exit(0);
     if (strcmp(mode, "sigabrt") == 0) raise(SIGABRT);
+    if (strcmp(mode, "sigkill") == 0) raise(SIGKILL);
     if (strcmp(mode, "hang") == 0) pause();
   }
   MPI_Win_fence(0, win);
