@@ -57,7 +57,8 @@ static void iteration(const struct bench_spec* s, int rank, char* buf, size_t by
         int64_t old = 0;
         CHECK(MPI_Compare_and_swap(&swap, &compare, &old, MPI_INT64_T, 1, 0, win));
       } else if (s->op == BENCH_GACC) {
-        /* The result lands in the second half of the origin buffer (allocated at twice the size). */
+        /* The result lands in the second half of the origin buffer (allocated at twice the size).
+         */
         CHECK(MPI_Get_accumulate(buf, (int)(bytes / 8), MPI_DOUBLE, buf + bytes, (int)(bytes / 8),
                                  MPI_DOUBLE, 1, 0, (int)(bytes / 8), MPI_DOUBLE, MPI_SUM, win));
       } else {
