@@ -35,9 +35,12 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # Programs that run every rank to completion (win_attrs and putget_types are left out across
-# hosts: 2000 MPI_Win_fence epochs over UCX tcp take about 30 s there).
+# hosts: 2000 MPI_Win_fence epochs over UCX tcp take about 30 s there): RMA (across hosts the
+# windows span nodes, so accumulates of doubles go by active message), PSCW, request-based and
+# dynamic windows, and the collectives with the seeds' examples.
 progs="launcher/launcher_modes mpi/mapvals_get mpi/mapvals_put mpi/passive_acc mpi/strided
-       mpi/create_shared mpi/env_query mpi/mapvals_indexed"
+       mpi/create_shared mpi/env_query mpi/mapvals_indexed mpi/pscw mpi/rma_requests
+       mpi/dynamic_win mpi/gather_examples mpi/scatter_alltoall mpi/coll_comm"
 progs=$(echo $progs)
 local_progs="$progs mpi/win_attrs mpi/putget_types"
 passed=0
