@@ -13,16 +13,12 @@
 #include "onesided/context.hpp"
 #include "onesided/datatype.hpp"
 #include "onesided/errors.hpp"
+#include "window/sync.hpp"
 
 namespace onesided::detail {
 namespace {
 
 constexpr std::size_t kLine = 64;
-
-struct InfoHeader {
-  std::uint64_t base;
-  std::uint64_t keyLen;
-};
 
 // At the start of every chunk: the size of the whole stream (so the receiver checks it against
 // its own count before writing anything) and of this chunk's payload.
@@ -132,29 +128,14 @@ Channel::~Channel() {
   peers_.clear();  // keys belong to endpoints and go before the region
 }
 
-std::vector<std::byte> Channel::localInfo() const {
-  auto key = region_->packRkey();
-  InfoHeader h{reinterpret_cast<std::uint64_t>(region_->base()), key.size()};
-  std::vector<std::byte> out(sizeof h + key.size());
-  std::memcpy(out.data(), &h, sizeof h);
-  if (!key.empty()) std::memcpy(out.data() + sizeof h, key.data(), key.size());
-  return out;
-}
+std::vector<std::byte> Channel::localInfo() const { return regionInfo(*region_); }
 
-std::size_t Channel::infoSize(const std::byte* in) {
-  InfoHeader h{};
-  std::memcpy(&h, in, sizeof h);
-  return sizeof h + h.keyLen;
-}
+std::size_t Channel::infoSize(const std::byte* in) { return regionInfoSize(in); }
 
 void Channel::connect(const std::vector<std::vector<std::byte>>& infos) {
   peers_.resize(infos.size());
   for (std::size_t i = 0; i < infos.size(); ++i) {
-    InfoHeader h{};
-    std::memcpy(&h, infos[i].data(), sizeof h);
-    peers_[i].base = h.base;
-    peers_[i].packedKey.assign(infos[i].begin() + sizeof h,
-                               infos[i].begin() + static_cast<std::ptrdiff_t>(sizeof h + h.keyLen));
+    parseRegionInfo(infos[i], peers_[i].base, peers_[i].packedKey);
   }
 }
 

@@ -45,29 +45,38 @@ SyncRegion::~SyncRegion() {
   peers_.clear();
 }
 
-std::vector<std::byte> SyncRegion::localInfo() const {
-  auto key = region_->packRkey();
-  InfoHeader h{reinterpret_cast<std::uint64_t>(region_->base()), key.size()};
+std::vector<std::byte> regionInfo(const transport::MemoryRegion& r) {
+  auto key = r.packRkey();
+  InfoHeader h{reinterpret_cast<std::uint64_t>(r.base()), key.size()};
   std::vector<std::byte> out(sizeof h + key.size());
   std::memcpy(out.data(), &h, sizeof h);
   if (!key.empty()) std::memcpy(out.data() + sizeof h, key.data(), key.size());
   return out;
 }
 
-std::size_t SyncRegion::infoSize(const std::byte* in) {
+std::size_t regionInfoSize(const std::byte* in) {
   InfoHeader h{};
   std::memcpy(&h, in, sizeof h);
   return sizeof h + h.keyLen;
 }
 
+void parseRegionInfo(const std::vector<std::byte>& in, std::uint64_t& base,
+                     std::vector<std::byte>& packedKey) {
+  InfoHeader h{};
+  std::memcpy(&h, in.data(), sizeof h);
+  base = h.base;
+  packedKey.assign(in.begin() + sizeof h,
+                   in.begin() + static_cast<std::ptrdiff_t>(sizeof h + h.keyLen));
+}
+
+std::vector<std::byte> SyncRegion::localInfo() const { return regionInfo(*region_); }
+
+std::size_t SyncRegion::infoSize(const std::byte* in) { return regionInfoSize(in); }
+
 void SyncRegion::connect(const std::vector<std::vector<std::byte>>& infos) {
   peers_.resize(infos.size());
   for (std::size_t i = 0; i < infos.size(); ++i) {
-    InfoHeader h{};
-    std::memcpy(&h, infos[i].data(), sizeof h);
-    peers_[i].base = h.base;
-    peers_[i].packedKey.assign(infos[i].begin() + sizeof h,
-                               infos[i].begin() + static_cast<std::ptrdiff_t>(sizeof h + h.keyLen));
+    parseRegionInfo(infos[i], peers_[i].base, peers_[i].packedKey);
   }
 }
 

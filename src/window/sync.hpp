@@ -19,6 +19,15 @@ class Context;
 
 namespace onesided::detail {
 
+/// A registered region as its peers learn of it: its base address and packed remote key in one
+/// blob (the sync region's, a collective channel's).
+std::vector<std::byte> regionInfo(const transport::MemoryRegion& r);
+/// The length of the regionInfo blob at the front of `in`.
+std::size_t regionInfoSize(const std::byte* in);
+/// The base and packed key of a regionInfo blob.
+void parseRegionInfo(const std::vector<std::byte>& in, std::uint64_t& base,
+                     std::vector<std::byte>& packedKey);
+
 class SyncRegion {
  public:
   static constexpr int kRounds = 32;  // enough for 2^32 ranks

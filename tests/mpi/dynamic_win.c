@@ -16,16 +16,6 @@
 
 enum { kN = 32, kRounds = 30 };
 
-static void expect_class(const char* what, int rc, int want) {
-  int cls = -1;
-  if (MPI_Error_class(rc, &cls) != MPI_SUCCESS) cls = -1;
-  char msg[MPI_MAX_ERROR_STRING] = "";
-  int len = 0;
-  if (rc != MPI_SUCCESS) MPI_Error_string(rc, msg, &len);
-  MT_EXPECT(cls == want, "%s: class %d, expected %d (%s)", what, cls, want, msg);
-  if (cls == want && mt_rank == 0) fprintf(stderr, "ok %s (%s)\n", what, msg);
-}
-
 /* Every rank's `mine` into all[rank] on every rank (there are no collectives in the subset). */
 static void exchange(MPI_Win addrs, MPI_Aint mine, MPI_Aint* all) {
   MT_CHECK(MPI_Win_fence(0, addrs));
@@ -135,16 +125,17 @@ int main(int argc, char** argv) {
   MT_CHECK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
   int v = 7;
   MT_CHECK(MPI_Win_lock_all(0, win));
-  expect_class("put past an attached region",
-               MPI_Put(&v, 1, MPI_INT, next, sums0 + 4 * (MPI_Aint)sizeof(double), 1, MPI_INT, win),
-               MPI_ERR_RMA_RANGE);
-  expect_class("put straddling a region's end",
-               MPI_Put(&v, 1, MPI_INT64_T, 0, counters0 + 3 * 8 + 4, 1, MPI_INT64_T, win),
-               MPI_ERR_RMA_RANGE);
-  expect_class("get from address 4096", MPI_Get(&v, 1, MPI_INT, next, 4096, 1, MPI_INT, win),
-               MPI_ERR_RMA_RANGE);
-  expect_class("fetch_and_op outside", MPI_Fetch_and_op(&v, &v, MPI_INT, next, 64, MPI_SUM, win),
-               MPI_ERR_RMA_RANGE);
+  mt_expect_class(
+      "put past an attached region",
+      MPI_Put(&v, 1, MPI_INT, next, sums0 + 4 * (MPI_Aint)sizeof(double), 1, MPI_INT, win),
+      MPI_ERR_RMA_RANGE);
+  mt_expect_class("put straddling a region's end",
+                  MPI_Put(&v, 1, MPI_INT64_T, 0, counters0 + 3 * 8 + 4, 1, MPI_INT64_T, win),
+                  MPI_ERR_RMA_RANGE);
+  mt_expect_class("get from address 4096", MPI_Get(&v, 1, MPI_INT, next, 4096, 1, MPI_INT, win),
+                  MPI_ERR_RMA_RANGE);
+  mt_expect_class("fetch_and_op outside", MPI_Fetch_and_op(&v, &v, MPI_INT, next, 64, MPI_SUM, win),
+                  MPI_ERR_RMA_RANGE);
   MT_CHECK(MPI_Win_unlock_all(win));
   int* gone = malloc(16);
   MPI_Aint gaddr;
@@ -158,22 +149,22 @@ int main(int argc, char** argv) {
   MT_CHECK(MPI_Win_detach(win, gone));
   MT_CHECK(MPI_Barrier(MPI_COMM_WORLD));
   MT_CHECK(MPI_Win_lock_all(0, win));
-  expect_class("put to a region detached before the epoch",
-               MPI_Put(&v, 1, MPI_INT, next, all[next], 1, MPI_INT, win), MPI_ERR_RMA_RANGE);
+  mt_expect_class("put to a region detached before the epoch",
+                  MPI_Put(&v, 1, MPI_INT, next, all[next], 1, MPI_INT, win), MPI_ERR_RMA_RANGE);
   MT_CHECK(MPI_Win_unlock_all(win));
   free(gone);
   int ints[8];
   MT_CHECK(MPI_Win_attach(win, ints, sizeof ints));
-  expect_class("attach overlapping", MPI_Win_attach(win, ints + 4, sizeof ints),
-               MPI_ERR_RMA_ATTACH);
-  expect_class("attach of the same base", MPI_Win_attach(win, ints, 4), MPI_ERR_RMA_ATTACH);
-  expect_class("detach of an unknown base", MPI_Win_detach(win, ints + 1), MPI_ERR_RMA_ATTACH);
-  expect_class("attach with a negative size", MPI_Win_attach(win, &v, -1), MPI_ERR_SIZE);
+  mt_expect_class("attach overlapping", MPI_Win_attach(win, ints + 4, sizeof ints),
+                  MPI_ERR_RMA_ATTACH);
+  mt_expect_class("attach of the same base", MPI_Win_attach(win, ints, 4), MPI_ERR_RMA_ATTACH);
+  mt_expect_class("detach of an unknown base", MPI_Win_detach(win, ints + 1), MPI_ERR_RMA_ATTACH);
+  mt_expect_class("attach with a negative size", MPI_Win_attach(win, &v, -1), MPI_ERR_SIZE);
   MT_CHECK(MPI_Win_detach(win, ints));
-  expect_class("detach twice", MPI_Win_detach(win, ints), MPI_ERR_RMA_ATTACH);
+  mt_expect_class("detach twice", MPI_Win_detach(win, ints), MPI_ERR_RMA_ATTACH);
   MT_CHECK(MPI_Win_set_errhandler(addrs, MPI_ERRORS_RETURN));
-  expect_class("attach to an allocate window", MPI_Win_attach(addrs, ints, sizeof ints),
-               MPI_ERR_RMA_FLAVOR);
+  mt_expect_class("attach to an allocate window", MPI_Win_attach(addrs, ints, sizeof ints),
+                  MPI_ERR_RMA_FLAVOR);
 #endif
   MT_CHECK(MPI_Barrier(MPI_COMM_WORLD));
   MT_CHECK(MPI_Win_detach(win, counters));

@@ -9,16 +9,6 @@
 
 #include "mpitest.h"
 
-static void expect_class(const char* what, int rc, int want) {
-  int cls = -1;
-  if (MPI_Error_class(rc, &cls) != MPI_SUCCESS) cls = -1;
-  char msg[MPI_MAX_ERROR_STRING] = "";
-  int len = 0;
-  if (rc != MPI_SUCCESS) MPI_Error_string(rc, msg, &len);
-  MT_EXPECT(cls == want, "%s: class %d, expected %d (%s)", what, cls, want, msg);
-  if (cls == want && mt_rank == 0) printf("ok %s (%s)\n", what, msg);
-}
-
 static int has_value(MPI_Info info, const char* key, const char* want) {
   char value[MPI_MAX_INFO_VAL + 1];
   int flag = 0;
@@ -83,28 +73,28 @@ static void info_errors(void) {
   long_value[sizeof long_value - 1] = '\0';
   char value[16];
   int flag = 0;
-  expect_class("set with an empty key", MPI_Info_set(info, "", "x"), MPI_ERR_INFO_KEY);
+  mt_expect_class("set with an empty key", MPI_Info_set(info, "", "x"), MPI_ERR_INFO_KEY);
 #ifdef ONESIDED_MPI
-  expect_class("set with a NULL key", MPI_Info_set(info, NULL, "v"), MPI_ERR_INFO_KEY);
-  expect_class("set with a NULL value", MPI_Info_set(info, "k", NULL), MPI_ERR_INFO_VALUE);
+  mt_expect_class("set with a NULL key", MPI_Info_set(info, NULL, "v"), MPI_ERR_INFO_KEY);
+  mt_expect_class("set with a NULL value", MPI_Info_set(info, "k", NULL), MPI_ERR_INFO_VALUE);
 #endif
-  expect_class("set with a key too long", MPI_Info_set(info, long_key, "x"), MPI_ERR_INFO_KEY);
-  expect_class("set with a value too long", MPI_Info_set(info, "k", long_value),
-               MPI_ERR_INFO_VALUE);
-  expect_class("delete of a missing key", MPI_Info_delete(info, "nope"), MPI_ERR_INFO_NOKEY);
-  expect_class("nthkey past the end", MPI_Info_get_nthkey(info, 0, value), MPI_ERR_ARG);
-  expect_class("get with a negative valuelen", MPI_Info_get(info, "k", -1, value, &flag),
-               MPI_ERR_ARG);
-  expect_class("set on MPI_INFO_NULL", MPI_Info_set(MPI_INFO_NULL, "k", "v"), MPI_ERR_INFO);
+  mt_expect_class("set with a key too long", MPI_Info_set(info, long_key, "x"), MPI_ERR_INFO_KEY);
+  mt_expect_class("set with a value too long", MPI_Info_set(info, "k", long_value),
+                  MPI_ERR_INFO_VALUE);
+  mt_expect_class("delete of a missing key", MPI_Info_delete(info, "nope"), MPI_ERR_INFO_NOKEY);
+  mt_expect_class("nthkey past the end", MPI_Info_get_nthkey(info, 0, value), MPI_ERR_ARG);
+  mt_expect_class("get with a negative valuelen", MPI_Info_get(info, "k", -1, value, &flag),
+                  MPI_ERR_ARG);
+  mt_expect_class("set on MPI_INFO_NULL", MPI_Info_set(MPI_INFO_NULL, "k", "v"), MPI_ERR_INFO);
   MPI_Info stale = info;
   MT_CHECK(MPI_Info_free(&info));
 #ifdef ONESIDED_MPI
-  expect_class("set on a freed info", MPI_Info_set(stale, "k", "v"), MPI_ERR_INFO);
-  expect_class("get_nkeys of a garbage handle", MPI_Info_get_nkeys(12345, &flag), MPI_ERR_INFO);
+  mt_expect_class("set on a freed info", MPI_Info_set(stale, "k", "v"), MPI_ERR_INFO);
+  mt_expect_class("get_nkeys of a garbage handle", MPI_Info_get_nkeys(12345, &flag), MPI_ERR_INFO);
   MPI_Win w = MPI_WIN_NULL;
   void* base = NULL;
-  expect_class("MPI_Win_allocate with a freed info",
-               MPI_Win_allocate(8, 1, stale, MPI_COMM_WORLD, &base, &w), MPI_ERR_INFO);
+  mt_expect_class("MPI_Win_allocate with a freed info",
+                  MPI_Win_allocate(8, 1, stale, MPI_COMM_WORLD, &base, &w), MPI_ERR_INFO);
 #else
   (void)stale;
 #endif
@@ -132,9 +122,10 @@ static void window_hints(void) {
   MT_EXPECT(has_value(used, "accumulate_ops", "same_op"), "accumulate_ops in effect");
   MT_EXPECT(has_value(used, "accumulate_ordering", "none"), "accumulate_ordering in effect");
   MT_CHECK(MPI_Info_free(&used));
-  expect_class("MPI_Win_lock on a no_locks window", MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win),
-               MPI_ERR_RMA_SYNC);
-  expect_class("MPI_Win_lock_all on a no_locks window", MPI_Win_lock_all(0, win), MPI_ERR_RMA_SYNC);
+  mt_expect_class("MPI_Win_lock on a no_locks window", MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win),
+                  MPI_ERR_RMA_SYNC);
+  mt_expect_class("MPI_Win_lock_all on a no_locks window", MPI_Win_lock_all(0, win),
+                  MPI_ERR_RMA_SYNC);
 #endif
   // Fence epochs are untouched by no_locks.
   MT_CHECK(MPI_Win_fence(0, win));
@@ -172,18 +163,19 @@ static void window_hints(void) {
   int buf[4];
   MT_CHECK(MPI_Info_create(&info));
   MT_CHECK(MPI_Info_set(info, "no_locks", "maybe"));
-  expect_class("no_locks=maybe", MPI_Win_create(buf, sizeof buf, 1, info, MPI_COMM_WORLD, &win),
-               MPI_ERR_INFO_VALUE);
+  mt_expect_class("no_locks=maybe", MPI_Win_create(buf, sizeof buf, 1, info, MPI_COMM_WORLD, &win),
+                  MPI_ERR_INFO_VALUE);
   MT_CHECK(MPI_Info_set(info, "no_locks", "false"));
   MT_CHECK(MPI_Info_set(info, "accumulate_ordering", "rar,raw,rar"));
-  expect_class("accumulate_ordering=rar,raw,rar",
-               MPI_Win_create(buf, sizeof buf, 1, info, MPI_COMM_WORLD, &win), MPI_ERR_INFO_VALUE);
+  mt_expect_class("accumulate_ordering=rar,raw,rar",
+                  MPI_Win_create(buf, sizeof buf, 1, info, MPI_COMM_WORLD, &win),
+                  MPI_ERR_INFO_VALUE);
   MT_CHECK(MPI_Info_delete(info, "accumulate_ordering"));
   MT_CHECK(MPI_Info_set(info, "same_size", "true"));
   if (mt_size > 1) {
-    expect_class("same_size=true with different sizes",
-                 MPI_Win_allocate(8 * (mt_rank + 1), 1, info, MPI_COMM_WORLD, &base, &win),
-                 MPI_ERR_INFO_VALUE);
+    mt_expect_class("same_size=true with different sizes",
+                    MPI_Win_allocate(8 * (mt_rank + 1), 1, info, MPI_COMM_WORLD, &base, &win),
+                    MPI_ERR_INFO_VALUE);
   }
   MT_CHECK(MPI_Win_create(buf, sizeof buf, 1, info, MPI_COMM_WORLD, &win));
   MT_CHECK(MPI_Win_free(&win));
@@ -195,7 +187,7 @@ static void window_hints(void) {
   MT_CHECK(MPI_Alloc_mem(64, info, &mem));
   MT_CHECK(MPI_Free_mem(mem));
   MT_CHECK(MPI_Info_free(&info));
-  expect_class("MPI_Win_set_name with NULL", MPI_Win_set_name(MPI_WIN_NULL, "x"), MPI_ERR_WIN);
+  mt_expect_class("MPI_Win_set_name with NULL", MPI_Win_set_name(MPI_WIN_NULL, "x"), MPI_ERR_WIN);
 #endif
 }
 

@@ -48,6 +48,18 @@ static inline void mt_init(int* argc, char*** argv) {
   MT_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &mt_size));
 }
 
+/* Expects the call's return code `rc` to be of error class `want` (MPI_SUCCESS included);
+ * rank 0 notes each error seen on stderr, with its message. */
+static inline void mt_expect_class(const char* what, int rc, int want) {
+  int cls = -1;
+  if (MPI_Error_class(rc, &cls) != MPI_SUCCESS) cls = -1;
+  char msg[MPI_MAX_ERROR_STRING] = "";
+  int len = 0;
+  if (rc != MPI_SUCCESS) MPI_Error_string(rc, msg, &len);
+  MT_EXPECT(cls == want, "%s: class %d, expected %d (%s)", what, cls, want, msg);
+  if (cls == want && rc != MPI_SUCCESS && mt_rank == 0) fprintf(stderr, "ok %s (%s)\n", what, msg);
+}
+
 /* Finalizes and returns the process exit status: there are no reductions in the subset, so
  * every rank reports its own result and the launcher fails the job if any rank fails. */
 static inline int mt_finish(void) {

@@ -13,11 +13,7 @@
 
 #include "mpitest.h"
 
-static void expect_class(int rc, int want, const char* what) {
-  int cls = MPI_SUCCESS;
-  if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
-  MT_EXPECT(cls == want, "%s: error class %d, expected %d", what, cls, want);
-}
+#define expect_class(rc, want, what) mt_expect_class(what, rc, want)
 
 int main(int argc, char** argv) {
   mt_init(&argc, &argv);

@@ -14,16 +14,6 @@
 
 enum { kN = 64, kRounds = 20 };
 
-static void expect_class(const char* what, int rc, int want) {
-  int cls = -1;
-  if (MPI_Error_class(rc, &cls) != MPI_SUCCESS) cls = -1;
-  char msg[MPI_MAX_ERROR_STRING] = "";
-  int len = 0;
-  if (rc != MPI_SUCCESS) MPI_Error_string(rc, msg, &len);
-  MT_EXPECT(cls == want, "%s: class %d, expected %d (%s)", what, cls, want, msg);
-  if (cls == want && mt_rank == 0) fprintf(stderr, "ok %s (%s)\n", what, msg);
-}
-
 static int value(int owner, int round, int i) { return owner * 100000 + round * 1000 + i; }
 
 int main(int argc, char** argv) {
@@ -151,45 +141,45 @@ int main(int argc, char** argv) {
   MT_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
   MPI_Request q = 777;
   MT_CHECK(MPI_Win_fence(0, win));
-  expect_class("MPI_Rput in a fence epoch",
-               MPI_Rput(&word, 1, MPI_INT, next, 0, 1, MPI_INT, win, &q), MPI_ERR_RMA_SYNC);
+  mt_expect_class("MPI_Rput in a fence epoch",
+                  MPI_Rput(&word, 1, MPI_INT, next, 0, 1, MPI_INT, win, &q), MPI_ERR_RMA_SYNC);
   MT_CHECK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
-  expect_class("MPI_Rget with no epoch", MPI_Rget(&seen, 1, MPI_INT, next, 0, 1, MPI_INT, win, &q),
-               MPI_ERR_RMA_SYNC);
+  mt_expect_class("MPI_Rget with no epoch",
+                  MPI_Rget(&seen, 1, MPI_INT, next, 0, 1, MPI_INT, win, &q), MPI_ERR_RMA_SYNC);
   MT_EXPECT(q == 777, "a failed MPI_Rget set the request to %d", q);
   MT_CHECK(MPI_Win_lock_all(0, win));
-  expect_class("MPI_Rput past the window",
-               MPI_Rput(&word, 1, MPI_INT, next, 2 * kN + 1, 1, MPI_INT, win, &q),
-               MPI_ERR_RMA_RANGE);
+  mt_expect_class("MPI_Rput past the window",
+                  MPI_Rput(&word, 1, MPI_INT, next, 2 * kN + 1, 1, MPI_INT, win, &q),
+                  MPI_ERR_RMA_RANGE);
   MT_EXPECT(q == 777, "a failed MPI_Rput set the request to %d", q);
-  expect_class("MPI_Rput with a NULL request",
-               MPI_Rput(&word, 1, MPI_INT, next, 0, 1, MPI_INT, win, NULL), MPI_ERR_ARG);
-  expect_class("MPI_Raccumulate with MPI_OP_NULL",
-               MPI_Raccumulate(&word, 1, MPI_INT, next, 0, 1, MPI_INT, MPI_OP_NULL, win, &q),
-               MPI_ERR_OP);
+  mt_expect_class("MPI_Rput with a NULL request",
+                  MPI_Rput(&word, 1, MPI_INT, next, 0, 1, MPI_INT, win, NULL), MPI_ERR_ARG);
+  mt_expect_class("MPI_Raccumulate with MPI_OP_NULL",
+                  MPI_Raccumulate(&word, 1, MPI_INT, next, 0, 1, MPI_INT, MPI_OP_NULL, win, &q),
+                  MPI_ERR_OP);
   MT_CHECK(MPI_Rget(&seen, 1, MPI_INT, next, 0, 1, MPI_INT, win, &r[0]));
   MPI_Request stale = r[0];
   MT_CHECK(MPI_Wait(&r[0], MPI_STATUS_IGNORE));
-  expect_class("MPI_Wait on a completed handle", MPI_Wait(&stale, MPI_STATUS_IGNORE),
-               MPI_ERR_REQUEST);
+  mt_expect_class("MPI_Wait on a completed handle", MPI_Wait(&stale, MPI_STATUS_IGNORE),
+                  MPI_ERR_REQUEST);
   MPI_Request garbage = 123456789;
-  expect_class("MPI_Wait on a garbage handle", MPI_Wait(&garbage, MPI_STATUS_IGNORE),
-               MPI_ERR_REQUEST);
+  mt_expect_class("MPI_Wait on a garbage handle", MPI_Wait(&garbage, MPI_STATUS_IGNORE),
+                  MPI_ERR_REQUEST);
   MPI_Request three[3];
   MT_CHECK(MPI_Rget(&seen, 1, MPI_INT, next, 0, 1, MPI_INT, win, &three[0]));
   MT_CHECK(MPI_Rget(&word, 1, MPI_INT, prev, 0, 1, MPI_INT, win, &three[1]));
   three[2] = stale;
-  expect_class("MPI_Waitall with a stale handle at index 2",
-               MPI_Waitall(3, three, MPI_STATUSES_IGNORE), MPI_ERR_REQUEST);
+  mt_expect_class("MPI_Waitall with a stale handle at index 2",
+                  MPI_Waitall(3, three, MPI_STATUSES_IGNORE), MPI_ERR_REQUEST);
   MT_EXPECT(three[0] != MPI_REQUEST_NULL && three[1] != MPI_REQUEST_NULL,
             "the good requests were left alone");
-  expect_class("MPI_Waitall with a negative count", MPI_Waitall(-1, three, MPI_STATUSES_IGNORE),
-               MPI_ERR_COUNT);
+  mt_expect_class("MPI_Waitall with a negative count", MPI_Waitall(-1, three, MPI_STATUSES_IGNORE),
+                  MPI_ERR_COUNT);
   three[2] = MPI_REQUEST_NULL;
   MT_CHECK(MPI_Waitall(3, three, MPI_STATUSES_IGNORE));
   MPI_Request null_req = MPI_REQUEST_NULL;
-  expect_class("MPI_Request_free of MPI_REQUEST_NULL", MPI_Request_free(&null_req),
-               MPI_ERR_REQUEST);
+  mt_expect_class("MPI_Request_free of MPI_REQUEST_NULL", MPI_Request_free(&null_req),
+                  MPI_ERR_REQUEST);
   MPI_Status st;
   st.MPI_TAG = 99;
   MT_CHECK(MPI_Wait(&null_req, &st));

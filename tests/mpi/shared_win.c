@@ -14,16 +14,6 @@
 
 enum { kInts = 16, kRounds = 50 };
 
-static void expect_class(const char* what, int rc, int want) {
-  int cls = -1;
-  if (MPI_Error_class(rc, &cls) != MPI_SUCCESS) cls = -1;
-  char msg[MPI_MAX_ERROR_STRING] = "";
-  int len = 0;
-  if (rc != MPI_SUCCESS) MPI_Error_string(rc, msg, &len);
-  MT_EXPECT(cls == want, "%s: class %d, expected %d (%s)", what, cls, want, msg);
-  if (cls == want && mt_rank == 0) fprintf(stderr, "ok %s (%s)\n", what, msg);
-}
-
 static int ints_of(int rank) { return kInts * (rank % 3 + 1); }
 
 static void shared(int noncontig) {
@@ -118,21 +108,21 @@ static void proc_null_query(void) {
   }
 #ifdef ONESIDED_MPI
   MT_CHECK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
-  expect_class("shared_query of rank size",
-               MPI_Win_shared_query(win, mt_size, &size, &unit, &first), MPI_ERR_RANK);
-  expect_class("shared_query with NULL size", MPI_Win_shared_query(win, 0, NULL, &unit, &first),
-               MPI_ERR_ARG);
+  mt_expect_class("shared_query of rank size",
+                  MPI_Win_shared_query(win, mt_size, &size, &unit, &first), MPI_ERR_RANK);
+  mt_expect_class("shared_query with NULL size", MPI_Win_shared_query(win, 0, NULL, &unit, &first),
+                  MPI_ERR_ARG);
   MPI_Win plain;
   int* pbase = NULL;
   MT_CHECK(MPI_Win_allocate(8, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &pbase, &plain));
   MT_CHECK(MPI_Win_set_errhandler(plain, MPI_ERRORS_RETURN));
-  expect_class("shared_query of an allocate window",
-               MPI_Win_shared_query(plain, 0, &size, &unit, &first), MPI_ERR_RMA_FLAVOR);
+  mt_expect_class("shared_query of an allocate window",
+                  MPI_Win_shared_query(plain, 0, &size, &unit, &first), MPI_ERR_RMA_FLAVOR);
   MT_CHECK(MPI_Win_free(&plain));
-  expect_class("allocate_shared with a negative size",
-               MPI_Win_allocate_shared(mt_rank == 0 ? -8 : 8, 1, MPI_INFO_NULL, MPI_COMM_WORLD,
-                                       &pbase, &plain),
-               mt_rank == 0 ? MPI_ERR_SIZE : MPI_ERR_OTHER);
+  mt_expect_class("allocate_shared with a negative size",
+                  MPI_Win_allocate_shared(mt_rank == 0 ? -8 : 8, 1, MPI_INFO_NULL, MPI_COMM_WORLD,
+                                          &pbase, &plain),
+                  mt_rank == 0 ? MPI_ERR_SIZE : MPI_ERR_OTHER);
 #endif
   MT_CHECK(MPI_Win_free(&win));
   if (mt_rank == 0) printf("MPI_PROC_NULL query ok\n");

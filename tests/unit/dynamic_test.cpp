@@ -16,16 +16,6 @@ namespace {
 using Param = std::tuple<std::string, int>;
 class Dynamic : public ::testing::TestWithParam<Param> {};
 
-template <class Fn>
-void expectError(int cls, Fn&& fn) {
-  try {
-    fn();
-    ADD_FAILURE() << "no error, expected " << errorClassName(cls);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.errorClass(), cls) << e.what();
-  }
-}
-
 TEST_P(Dynamic, AttachDetachChurn) {
   auto [transport, n] = GetParam();
   if (!transportAvailable(transport)) GTEST_SKIP() << transport << " not built";

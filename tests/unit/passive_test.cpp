@@ -17,16 +17,6 @@ namespace {
 using Param = std::tuple<std::string, int>;
 class Passive : public ::testing::TestWithParam<Param> {};
 
-template <class Fn>
-void expectError(int cls, Fn&& fn) {
-  try {
-    fn();
-    ADD_FAILURE() << "no error, expected " << errorClassName(cls);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.errorClass(), cls) << e.what();
-  }
-}
-
 const Datatype& type(int id) { return *Datatype::predefined(id); }
 
 // Exclusive locks exclude each other: a read-modify-write of a counter by get + put under an

@@ -16,16 +16,6 @@ namespace {
 using Param = std::tuple<std::string, int>;
 class Pscw : public ::testing::TestWithParam<Param> {};
 
-template <class Fn>
-void expectError(int cls, Fn&& fn) {
-  try {
-    fn();
-    ADD_FAILURE() << "no error, expected " << errorClassName(cls);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.errorClass(), cls) << e.what();
-  }
-}
-
 const Datatype& int64Type() { return *Datatype::predefined(MPI_INT64_T); }
 
 // Each rank exposes its window to its left neighbour and writes into its right neighbour's, for

@@ -84,6 +84,17 @@ inline std::vector<std::string> transports() {
   return t;
 }
 
+/// Expects fn() to throw onesided::Error of class `cls`.
+template <class Fn>
+void expectError(int cls, Fn&& fn) {
+  try {
+    fn();
+    ADD_FAILURE() << "no error, expected " << errorClassName(cls);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.errorClass(), cls) << e.what();
+  }
+}
+
 /// transports(), and each again with accumulates by active message ("+am").
 inline std::vector<std::string> transportsWithAm() {
   auto t = transports();

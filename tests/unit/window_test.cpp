@@ -129,16 +129,6 @@ INSTANTIATE_TEST_SUITE_P(All, Epochs,
 
 class Checks : public ::testing::TestWithParam<std::string> {};
 
-template <class Fn>
-void expectError(int cls, Fn&& fn) {
-  try {
-    fn();
-    ADD_FAILURE() << "no error, expected " << errorClassName(cls);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.errorClass(), cls) << e.what();
-  }
-}
-
 // Every bad argument fails at the origin with its class and leaves the target untouched.
 TEST_P(Checks, BadArgumentsTouchNothing) {
   const std::string transport = GetParam();
