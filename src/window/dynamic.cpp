@@ -206,7 +206,7 @@ void Window::publishTable() {
     entry.len = r.len;
     entry.id = r.id;
     entry.keyLen = r.key.size();
-    std::memcpy(entry.key, r.key.data(), r.key.size());
+    if (!r.key.empty()) std::memcpy(entry.key, r.key.data(), r.key.size());  // self: no key
     publishBytes(e, &entry, offsetof(detail::TableEntry, key) + ((r.key.size() + 7) & ~7ULL));
     e += sizeof(detail::TableEntry);
   }
