@@ -74,17 +74,9 @@ void allgatherv(Comm& comm, const void* sbuf, int scount, const Datatype* stype,
   const int p = comm.size();
   const int me = comm.rank();
   const bool inplace = inPlaceArg(sbuf);
-  if (rcounts == nullptr) throw Error(kErrArg, "recvcounts is NULL");
-  if (displs == nullptr) throw Error(kErrArg, "displs is NULL");
-  const Datatype& rt = checkType(rtype, "recvtype");
   std::int64_t rlo = 0, rhi = 0;
-  for (int r = 0; r < p; ++r) {
-    if (rcounts[r] < 0) {
-      throw Error(kErrCount, "recvcounts[" + std::to_string(r) + "] " + std::to_string(rcounts[r]) +
-                                 " is negative");
-    }
-    widen(rt, displs[r], static_cast<std::size_t>(rcounts[r]), rlo, rhi);
-  }
+  const Datatype& rt =
+      checkBlocks(p, rcounts, "recvcounts", displs, "displs", rtype, "recvtype", rlo, rhi);
   auto block = [&](int r) {
     return Stream{at(rbuf, rt, displs[r]), static_cast<std::size_t>(rcounts[r]), &rt};
   };

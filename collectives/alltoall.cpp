@@ -71,17 +71,9 @@ void alltoallv(Comm& comm, const void* sbuf, const int* scounts, const int* sdis
                const Datatype* rtype) {
   const int p = comm.size();
   const bool inplace = inPlaceArg(sbuf);
-  if (rcounts == nullptr) throw Error(kErrArg, "recvcounts is NULL");
-  if (rdispls == nullptr) throw Error(kErrArg, "rdispls is NULL");
-  const Datatype& rt = checkType(rtype, "recvtype");
   std::int64_t rlo = 0, rhi = 0;
-  for (int r = 0; r < p; ++r) {
-    if (rcounts[r] < 0) {
-      throw Error(kErrCount, "recvcounts[" + std::to_string(r) + "] " + std::to_string(rcounts[r]) +
-                                 " is negative");
-    }
-    widen(rt, rdispls[r], static_cast<std::size_t>(rcounts[r]), rlo, rhi);
-  }
+  const Datatype& rt =
+      checkBlocks(p, rcounts, "recvcounts", rdispls, "rdispls", rtype, "recvtype", rlo, rhi);
   auto dst = [&](int r) {
     return Stream{at(rbuf, rt, rdispls[r]), static_cast<std::size_t>(rcounts[r]), &rt};
   };
@@ -105,17 +97,9 @@ void alltoallv(Comm& comm, const void* sbuf, const int* scounts, const int* sdis
         dst);
     return;
   }
-  if (scounts == nullptr) throw Error(kErrArg, "sendcounts is NULL");
-  if (sdispls == nullptr) throw Error(kErrArg, "sdispls is NULL");
-  const Datatype& st = checkType(stype, "sendtype");
   std::int64_t slo = 0, shi = 0;
-  for (int r = 0; r < p; ++r) {
-    if (scounts[r] < 0) {
-      throw Error(kErrCount, "sendcounts[" + std::to_string(r) + "] " + std::to_string(scounts[r]) +
-                                 " is negative");
-    }
-    widen(st, sdispls[r], static_cast<std::size_t>(scounts[r]), slo, shi);
-  }
+  const Datatype& st =
+      checkBlocks(p, scounts, "sendcounts", sdispls, "sdispls", stype, "sendtype", slo, shi);
   checkNoAlias(sbuf, slo, shi, rbuf, rlo, rhi, "sendbuf", "recvbuf");
   exchange(
       comm,

@@ -50,6 +50,22 @@ void widen(const Datatype& t, std::int64_t disp, std::size_t count, std::int64_t
   hi = std::max(hi, h);
 }
 
+const Datatype& checkBlocks(int p, const int* counts, const char* countsName, const int* displs,
+                            const char* displsName, const Datatype* t, const char* typeName,
+                            std::int64_t& lo, std::int64_t& hi) {
+  if (counts == nullptr) throw Error(kErrArg, std::string(countsName) + " is NULL");
+  if (displs == nullptr) throw Error(kErrArg, std::string(displsName) + " is NULL");
+  const Datatype& type = checkType(t, typeName);
+  for (int r = 0; r < p; ++r) {
+    if (counts[r] < 0) {
+      throw Error(kErrCount, std::string(countsName) + "[" + std::to_string(r) + "] " +
+                                 std::to_string(counts[r]) + " is negative");
+    }
+    widen(type, displs[r], static_cast<std::size_t>(counts[r]), lo, hi);
+  }
+  return type;
+}
+
 void checkNoAlias(const void* a, std::int64_t alo, std::int64_t ahi, const void* b,
                   std::int64_t blo, std::int64_t bhi, const char* aName, const char* bName) {
   if (alo == ahi || blo == bhi) return;

@@ -41,6 +41,12 @@ void checkNoAlias(const void* a, std::int64_t alo, std::int64_t ahi, const void*
 /// [lo, hi) bytes relative to buf that `count` elements at `disp` extents touch, widened.
 void widen(const Datatype& t, std::int64_t disp, std::size_t count, std::int64_t& lo,
            std::int64_t& hi);
+/// One side of a v-collective: its counts and displacements (MPI_ERR_ARG for a NULL array,
+/// MPI_ERR_COUNT naming a negative entry) and its datatype (checkType), in that order; `lo`,
+/// `hi` are widened to the bytes the p blocks touch. Returns the datatype.
+const Datatype& checkBlocks(int p, const int* counts, const char* countsName, const int* displs,
+                            const char* displsName, const Datatype* t, const char* typeName,
+                            std::int64_t& lo, std::int64_t& hi);
 
 /// Address of element `i` of a buffer of `t` (i extents on).
 inline const void* at(const void* buf, const Datatype& t, std::int64_t i) {

@@ -105,17 +105,8 @@ void gatherv(Comm& comm, const void* sbuf, int scount, const Datatype* stype, vo
   }
   const Datatype* rt = nullptr;
   if (isRoot) {
-    if (rcounts == nullptr) throw Error(kErrArg, "recvcounts is NULL");
-    if (displs == nullptr) throw Error(kErrArg, "displs is NULL");
-    rt = &checkType(rtype, "recvtype");
     std::int64_t rlo = 0, rhi = 0;
-    for (int r = 0; r < p; ++r) {
-      if (rcounts[r] < 0) {
-        throw Error(kErrCount, "recvcounts[" + std::to_string(r) + "] " +
-                                   std::to_string(rcounts[r]) + " is negative");
-      }
-      widen(*rt, displs[r], static_cast<std::size_t>(rcounts[r]), rlo, rhi);
-    }
+    rt = &checkBlocks(p, rcounts, "recvcounts", displs, "displs", rtype, "recvtype", rlo, rhi);
     if (!inplace) {
       std::int64_t slo = 0, shi = 0;
       widen(*st, 0, static_cast<std::size_t>(scount), slo, shi);

@@ -99,17 +99,8 @@ void scatterv(Comm& comm, const void* sbuf, const int* scounts, const int* displ
   }
   const Datatype* st = nullptr;
   if (isRoot) {
-    if (scounts == nullptr) throw Error(kErrArg, "sendcounts is NULL");
-    if (displs == nullptr) throw Error(kErrArg, "displs is NULL");
-    st = &checkType(stype, "sendtype");
     std::int64_t slo = 0, shi = 0;
-    for (int r = 0; r < p; ++r) {
-      if (scounts[r] < 0) {
-        throw Error(kErrCount, "sendcounts[" + std::to_string(r) + "] " +
-                                   std::to_string(scounts[r]) + " is negative");
-      }
-      widen(*st, displs[r], static_cast<std::size_t>(scounts[r]), slo, shi);
-    }
+    st = &checkBlocks(p, scounts, "sendcounts", displs, "displs", stype, "sendtype", slo, shi);
     if (!inplace) {
       std::int64_t rlo = 0, rhi = 0;
       widen(*rt, 0, static_cast<std::size_t>(rcount), rlo, rhi);

@@ -312,7 +312,7 @@ class Window {
   std::uint64_t atomic64(int target, int op, std::uint64_t operand, std::uint64_t compare,
                          std::uint64_t raddr);
   /// Decides cpuAtomics_ with the other ranks (setUp).
-  void agreeOnCpuAtomics(std::size_t ctlBytes);
+  void agreeOnCpuAtomics();
   /// A remote atomic on one of `target`'s control words; returns the old value.
   std::uint64_t control(int target, int word, int op, std::uint64_t operand,
                         std::uint64_t compare = 0);
@@ -337,9 +337,10 @@ class Window {
   // ---- accumulate by active message (src/window/am.cpp) ----
   /// Sends an accumulate of packed origin values `src` (null for NO_OP) to `target`'s inbox,
   /// where its progress thread applies it; with `old`, waits for the old values (packed).
+  /// `packed`: `bytes` contiguous bytes as one committed type (the caller's, built once).
   void amUpdate(int target, const std::byte* src, const void* compare, std::byte* old,
                 std::uint64_t offset, std::size_t tcount, const Datatype& ttype, Op op, int kind,
-                std::size_t bytes);
+                const Datatype& packed);
   /// Waits until every message sent to `target` (every target when < 0) has been applied.
   void amWait(int target);
   /// Whether bytes [off, off + len) of this rank's window are exposed: inside [0, size), or for
@@ -349,6 +350,8 @@ class Window {
   /// Target side: applies the messages that have arrived, in ticket order. Returns whether it
   /// did anything. Called with the context's inbox lock held (detail::Inboxes).
   bool serviceInbox();
+  /// Between polls of a remote counter: drive progress, after a few polls retryPause.
+  void pollPause(unsigned attempt);
   /// One 8-byte word of `target`'s control region, read with a get.
   std::uint64_t readControl(int target, std::size_t byteOffset);
   void detachInbox() noexcept;

@@ -16,14 +16,6 @@
 namespace onesided::capi {
 namespace {
 
-Op op(MPI_Op o) {
-  if (o <= 0 || o >= kNumOps) {
-    throw Error(MPI_ERR_OP, o == MPI_OP_NULL ? std::string("MPI_OP_NULL is not an operation")
-                                             : "invalid operation handle " + std::to_string(o));
-  }
-  return static_cast<Op>(o);
-}
-
 /// Registers the ticket of the operation just issued to `target` on `win`.
 MPI_Request addRequest(MPI_Win win, Window& w, int target) {
   auto& s = state();

@@ -5,20 +5,6 @@
 #include "capi/state.hpp"
 #include "onesided/op.hpp"
 
-namespace onesided::capi {
-namespace {
-
-Op op(MPI_Op o) {
-  if (o <= 0 || o >= kNumOps) {
-    throw Error(MPI_ERR_OP, o == MPI_OP_NULL ? std::string("MPI_OP_NULL is not an operation")
-                                             : "invalid operation handle " + std::to_string(o));
-  }
-  return static_cast<Op>(o);
-}
-
-}  // namespace
-}  // namespace onesided::capi
-
 using onesided::capi::call;
 using onesided::capi::On;
 namespace capi = onesided::capi;

@@ -67,6 +67,14 @@ std::shared_ptr<Datatype>& derivedEntry(MPI_Datatype type) {
   throwBadDatatype(type);
 }
 
+Op op(MPI_Op o) {
+  if (o <= 0 || o >= kNumOps) {
+    throw Error(MPI_ERR_OP, o == MPI_OP_NULL ? std::string("MPI_OP_NULL is not an operation")
+                                             : "invalid operation handle " + std::to_string(o));
+  }
+  return static_cast<Op>(o);
+}
+
 void requireArg(const void* p, const char* what) {
   if (p == nullptr) throw Error(MPI_ERR_ARG, std::string(what) + " is NULL");
 }

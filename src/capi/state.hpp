@@ -17,6 +17,7 @@
 #include "onesided/datatype.hpp"
 #include "onesided/errors.hpp"
 #include "onesided/group.hpp"
+#include "onesided/op.hpp"
 #include "onesided/window.hpp"
 
 namespace onesided::capi {
@@ -160,6 +161,8 @@ inline const Datatype& datatype(MPI_Datatype type) {
   return *derivedEntry(type);
 }
 void requireArg(const void* p, const char* what);
+/// An RMA operation handle (MPI_MAX .. MPI_NO_OP); MPI_ERR_OP naming a bad one.
+Op op(MPI_Op o);
 /// The info object behind `info`; throws MPI_ERR_INFO naming the handle (MPI_INFO_NULL included).
 InfoEntry& infoEntry(MPI_Info info);
 /// The window hints an info object gives (MPI_INFO_NULL: none); unknown keys are ignored, known

@@ -37,6 +37,25 @@ std::unique_ptr<Error> precheck(Check&& check) {
   return nullptr;
 }
 
+/// MPI_Win_allocate and MPI_Win_allocate_shared: the same arguments, another constructor.
+template <class Make>
+int allocateWindow(const char* name, Make make, MPI_Aint size, int dispUnit, MPI_Info info,
+                   MPI_Comm comm, void* baseptr, MPI_Win* win) {
+  return call(name, On::comm(comm), [&] {
+    auto& c = capi::comm(comm);
+    WindowHints hints;
+    auto err = precheck([&] {
+      hints = windowHints(info);
+      requireArg(baseptr, "baseptr");
+      requireArg(win, "win");
+    });
+    auto w = make(c, size, dispUnit, err.get(), hints);
+    void* base = w->base();
+    std::memcpy(baseptr, &base, sizeof base);
+    *win = addWindow(std::move(w));
+  });
+}
+
 }  // namespace
 }  // namespace onesided::capi
 
@@ -85,36 +104,14 @@ int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
 
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
                      MPI_Win* win) {
-  return call("MPI_Win_allocate", On::comm(comm), [&] {
-    auto& c = capi::comm(comm);
-    onesided::WindowHints hints;
-    auto err = capi::precheck([&] {
-      hints = capi::windowHints(info);
-      capi::requireArg(baseptr, "baseptr");
-      capi::requireArg(win, "win");
-    });
-    auto w = onesided::Window::allocate(c, size, disp_unit, err.get(), hints);
-    void* base = w->base();
-    std::memcpy(baseptr, &base, sizeof base);
-    *win = capi::addWindow(std::move(w));
-  });
+  return capi::allocateWindow("MPI_Win_allocate", &onesided::Window::allocate, size, disp_unit,
+                              info, comm, baseptr, win);
 }
 
 int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                             void* baseptr, MPI_Win* win) {
-  return call("MPI_Win_allocate_shared", On::comm(comm), [&] {
-    auto& c = capi::comm(comm);
-    onesided::WindowHints hints;
-    auto err = capi::precheck([&] {
-      hints = capi::windowHints(info);
-      capi::requireArg(baseptr, "baseptr");
-      capi::requireArg(win, "win");
-    });
-    auto w = onesided::Window::allocateShared(c, size, disp_unit, err.get(), hints);
-    void* base = w->base();
-    std::memcpy(baseptr, &base, sizeof base);
-    *win = capi::addWindow(std::move(w));
-  });
+  return capi::allocateWindow("MPI_Win_allocate_shared", &onesided::Window::allocateShared, size,
+                              disp_unit, info, comm, baseptr, win);
 }
 
 int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr) {

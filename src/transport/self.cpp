@@ -43,21 +43,6 @@ class SelfKey final : public RemoteKey {
   bool deferred_;
 };
 
-template <class T>
-T atomicOn(AtomicOp op, void* where, T operand, T compare) {
-  std::atomic_ref<T> a(*static_cast<T*>(where));
-  switch (op) {
-    case AtomicOp::kFetchAdd:
-      return a.fetch_add(operand);
-    case AtomicOp::kSwap:
-      return a.exchange(operand);
-    case AtomicOp::kCompareSwap:
-      a.compare_exchange_strong(compare, operand);
-      return compare;
-  }
-  return T{};
-}
-
 /// An aligned 8-byte piece goes as one atomic store (release) or load (acquire), as a NIC writes
 /// it: a peer may be polling the word (the fence barrier's counters), and the ordering makes
 /// the data written before it visible with it.
@@ -120,11 +105,11 @@ class SelfEndpoint final : public Endpoint {
               void* result, std::uint64_t raddr, const RemoteKey& /*key*/) override {
     void* where = reinterpret_cast<void*>(raddr);  // NOLINT(performance-no-int-to-ptr)
     if (bytes == 8) {
-      auto old = atomicOn<std::uint64_t>(op, where, operand, compare);
+      auto old = cpuAtomic<std::uint64_t>(op, where, operand, compare);
       if (result != nullptr) std::memcpy(result, &old, 8);
     } else if (bytes == 4) {
-      auto old = atomicOn<std::uint32_t>(op, where, static_cast<std::uint32_t>(operand),
-                                         static_cast<std::uint32_t>(compare));
+      auto old = cpuAtomic<std::uint32_t>(op, where, static_cast<std::uint32_t>(operand),
+                                          static_cast<std::uint32_t>(compare));
       if (result != nullptr) std::memcpy(result, &old, 4);
     } else {
       throw Error(kErrIntern, "self transport: atomic of " + std::to_string(bytes) + " bytes");

@@ -3,6 +3,7 @@
 // before anything reaches a transport, so transports never see MPI types.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -26,6 +27,23 @@ enum class Access : unsigned {
 enum class Placement { kAllocate, kRegister };
 
 enum class AtomicOp { kFetchAdd, kCompareSwap, kSwap };
+
+/// `op` as a CPU atomic on the T at `where` (the self transport's atomics, and windows whose
+/// atomics are all CPU atomics); returns the old value.
+template <class T>
+T cpuAtomic(AtomicOp op, void* where, T operand, T compare) {
+  std::atomic_ref<T> a(*static_cast<T*>(where));
+  switch (op) {
+    case AtomicOp::kFetchAdd:
+      return a.fetch_add(operand);
+    case AtomicOp::kSwap:
+      return a.exchange(operand);
+    case AtomicOp::kCompareSwap:
+      a.compare_exchange_strong(compare, operand);
+      return compare;
+  }
+  return T{};
+}
 
 /// Whether an operation is complete when the call returns (UCS_OK) or after flush()
 /// (UCS_INPROGRESS). Back-pressure is handled inside the transport.

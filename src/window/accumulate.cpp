@@ -231,7 +231,7 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
          });
   } else if (amMode_) {
     amUpdate(target, src, compare, result != nullptr ? old.data() : nullptr, offset,
-             static_cast<std::size_t>(tcount), ttype, op, kind, bytes);
+             static_cast<std::size_t>(tcount), ttype, op, kind, packed);
   } else {
     // Under the target's accumulate lock: read the elements, compute, write them back.
     const std::uint64_t me = static_cast<std::uint64_t>(comm_.rank()) + 1;

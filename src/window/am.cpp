@@ -32,8 +32,6 @@
 // the order issued, which keeps the default accumulate_ordering (rar, raw, war, waw).
 #include "window/am.hpp"
 
-#include <mpi.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -120,6 +118,15 @@ std::size_t slotOffset(std::uint64_t ticket) {
 
 }  // namespace
 
+void Window::pollPause(unsigned attempt) {
+  // A remote counter usually moves within a few polls; only then back off (retryPause).
+  if (attempt < 8) {
+    comm_.context().progress();
+  } else {
+    retryPause(attempt - 8);
+  }
+}
+
 std::uint64_t Window::readControl(int target, std::size_t byteOffset) {
   Target& t = targets_[static_cast<std::size_t>(target)];
   auto& ep = comm_.context().endpoint(comm_.worldRank(target));
@@ -133,18 +140,15 @@ std::uint64_t Window::readControl(int target, std::size_t byteOffset) {
 
 void Window::amUpdate(int target, const std::byte* src, const void* compare, std::byte* old,
                       std::uint64_t offset, std::size_t tcount, const Datatype& ttype, Op op,
-                      int kind, std::size_t bytes) {
+                      int kind, const Datatype& packed) {
   using detail::AmHeader;
   const std::size_t elem = packedSize(kind);
   const bool fetch = old != nullptr;
   const bool noOp = op == Op::kNoOp;
   // The target's pieces, in the order of the packed stream.
-  auto packed =
-      Datatype::contiguous(static_cast<std::int64_t>(bytes), *Datatype::predefined(MPI_BYTE));
-  packed->commit();
   std::byte* stream = fetch ? old : const_cast<std::byte*>(src);
   std::vector<Seg> segs;
-  walk(stream, 1, *packed, offset, tcount, ttype,
+  walk(stream, 1, packed, offset, tcount, ttype,
        [&](std::byte* p, std::uint64_t toff, std::size_t len) {
          segs.push_back({toff, len, static_cast<std::size_t>(p - stream)});
        });
@@ -246,11 +250,7 @@ void Window::amUpdate(int target, const std::byte* src, const void* compare, std
       for (unsigned attempt = 0;; ++attempt) {
         t.amReleased = std::max(t.amReleased, readControl(target, detail::kInboxReleased));
         if (ticket < t.amReleased + detail::kSlotCount) break;
-        if (attempt < 8) {
-          comm_.context().progress();
-        } else {
-          retryPause(attempt - 8);
-        }
+        pollPause(attempt);
       }
     }
     // The body: header, segments and, unless the values only come back, the data.
@@ -287,11 +287,7 @@ void Window::amUpdate(int target, const std::byte* src, const void* compare, std
     // The old values come back in the slot; then the slot is ours to release.
     for (unsigned attempt = 0; readControl(target, slotOffset(ticket) + 8) != ticket + 1;
          ++attempt) {
-      if (attempt < 8) {
-        comm_.context().progress();
-      } else {
-        retryPause(attempt - 8);
-      }
+      pollPause(attempt);
     }
     const std::size_t dataAt = sizeof(AmHeader) + 16 * msg.nseg;
     if (compare != nullptr) {
@@ -320,11 +316,7 @@ void Window::amWait(int target) {
     for (unsigned attempt = 0;; ++attempt) {
       t.amApplied = std::max(t.amApplied, readControl(r, detail::kInboxApplied));
       if (t.amApplied >= t.amSent) break;
-      if (attempt < 8) {
-        comm_.context().progress();
-      } else {
-        retryPause(attempt - 8);
-      }
+      pollPause(attempt);
     }
     t.amPending = false;
     --amOutstanding_;

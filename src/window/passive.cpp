@@ -50,31 +50,13 @@ void Window::checkRank(int target) const {
   }
 }
 
-namespace {
-
-std::uint64_t cpuAtomic(std::byte* p, transport::AtomicOp op, std::uint64_t operand,
-                        std::uint64_t compare) {
-  std::atomic_ref<std::uint64_t> a(*reinterpret_cast<std::uint64_t*>(p));
-  switch (op) {
-    case transport::AtomicOp::kFetchAdd:
-      return a.fetch_add(operand);
-    case transport::AtomicOp::kSwap:
-      return a.exchange(operand);
-    case transport::AtomicOp::kCompareSwap:
-      a.compare_exchange_strong(compare, operand);
-      return compare;
-  }
-  return 0;
-}
-
-}  // namespace
-
 std::uint64_t Window::control(int target, int word, int op, std::uint64_t operand,
                               std::uint64_t compare) {
   Target& t = targets_[static_cast<std::size_t>(target)];
   if (cpuAtomics_) {
-    return cpuAtomic(t.ctlDirect + static_cast<std::size_t>(word) * 8,
-                     static_cast<transport::AtomicOp>(op), operand, compare);
+    return transport::cpuAtomic<std::uint64_t>(static_cast<transport::AtomicOp>(op),
+                                               t.ctlDirect + static_cast<std::size_t>(word) * 8,
+                                               operand, compare);
   }
   auto& ep = comm_.context().endpoint(comm_.worldRank(target));
   if (!t.ctlKey) t.ctlKey = ep.unpackRkey(t.ctlPackedKey);
@@ -90,8 +72,8 @@ std::uint64_t Window::atomic64(int target, int op, std::uint64_t operand, std::u
                                std::uint64_t raddr) {
   Target& t = targets_[static_cast<std::size_t>(target)];
   if (cpuAtomics_ && raddr % 8 == 0) {
-    return cpuAtomic(t.direct + (raddr - t.base), static_cast<transport::AtomicOp>(op), operand,
-                     compare);
+    return transport::cpuAtomic<std::uint64_t>(static_cast<transport::AtomicOp>(op),
+                                               t.direct + (raddr - t.base), operand, compare);
   }
   auto& ep = comm_.context().endpoint(comm_.worldRank(target));
   if (t.key == nullptr) {
@@ -103,7 +85,7 @@ std::uint64_t Window::atomic64(int target, int op, std::uint64_t operand, std::u
   return old;
 }
 
-void Window::agreeOnCpuAtomics(std::size_t ctlBytes) {
+void Window::agreeOnCpuAtomics() {
   cpuAtomics_ = false;
   // Only windows on one node can qualify; every rank knows alike whether this one is, so the
   // others skip the agreement round together. Dynamic windows are reached through the keys of
@@ -124,7 +106,7 @@ void Window::agreeOnCpuAtomics(std::size_t ctlBytes) {
     auto& ep = comm_.context().endpoint(comm_.worldRank(r));
     if (!t.ctlKey) t.ctlKey = ep.unpackRkey(t.ctlPackedKey);
     const transport::DirectSpan d = t.ctlKey->direct();
-    if (d.lo <= t.ctlBase && t.ctlBase + ctlBytes <= d.hi) {
+    if (d.lo <= t.ctlBase && t.ctlBase + control_->length() <= d.hi) {  // all alike
       t.ctlDirect = reinterpret_cast<std::byte*>(t.ctlBase + static_cast<std::uint64_t>(d.delta));
     } else {
       ok = false;

@@ -317,7 +317,7 @@ void Window::setUp(void* base, std::size_t size, int failClass, const std::strin
     }
   }
   sync_->connect(syncInfos);
-  agreeOnCpuAtomics(kControlBytes + (amMode_ ? detail::kInboxBytes : 0));
+  agreeOnCpuAtomics();
   if (amMode_) {
     amAwaitingAck_.assign(detail::kSlotCount, 0);
     amRegistered_ = true;  // before add(): its lock publishes this to the progress thread
