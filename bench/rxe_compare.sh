@@ -25,9 +25,12 @@ perftest() {  # perftest() TOOL ARGS...: server in the background, client to it;
 mpi_bench() {  # mpi_bench SYSTEM BENCH ARGS...
   local system="$1" bench="$2"
   shift 2
-  if [ "$system" = onesided ]; then
-    ONESIDED_TRANSPORT=verbs timeout 300 "$build/bin/onesided-run" -n 2 --timeout 280 \
-      "$build/bench/$bench" --label onesided "$@" 2>/dev/null
+  if [ "$system" = onesided ] || [ "$system" = onesided-am ]; then
+    # onesided-am: accumulates by active message (as on windows spanning nodes).
+    local acc=auto
+    [ "$system" = onesided-am ] && acc=am
+    ONESIDED_TRANSPORT=verbs ONESIDED_ACCUMULATE=$acc timeout 300 "$build/bin/onesided-run" \
+      -n 2 --timeout 280 "$build/bench/$bench" --label "$system" "$@" 2>/dev/null
   else
     timeout 300 mpirun.openmpi --allow-run-as-root --oversubscribe -np 2 --mca pml ucx \
       --mca osc ucx --mca btl ^vader,tcp,openib --mca opal_common_ucx_tls any \
@@ -52,7 +55,12 @@ for rep in $(seq 1 "$repeats"); do
     mpi_bench "$system" fop_latency --sync flush --iters 100 --repeats 5 --warmup-iters 20
     mpi_bench "$system" acc_latency --sync flush --sizes 8 --iters 50 --repeats 5 --warmup-iters 10
     mpi_bench "$system" put_bw --sizes 1048576 --iters 2 --repeats 3 --warmup-iters 1
+    mpi_bench "$system" put_bw --sync flush --sizes 1048576 --iters 2 --repeats 3 --warmup-iters 1
   done
+  mpi_bench onesided-am acc_latency --sync flush --sizes 8 --iters 50 --repeats 5 --warmup-iters 10
+  mpi_bench onesided-am gacc_latency --sync flush --sizes 8 --iters 50 --repeats 5 --warmup-iters 10
+  mpi_bench onesided gacc_latency --sync flush --sizes 8 --iters 50 --repeats 5 --warmup-iters 10
+  mpi_bench openmpi gacc_latency --sync flush --sizes 8 --iters 50 --repeats 5 --warmup-iters 10
 done >"$out/results.jsonl"
 
 python3 - "$out/results.jsonl" <<'PY'
@@ -80,10 +88,14 @@ print(f"{'row':28} {'onesided verbs':>16} {'Open MPI osc ucx':>18} {'ratio':>6}"
 for bench, n, bw in (("put_latency_flush", 8, False), ("get_latency_flush", 8, False),
                      ("fop_latency_flush", 8, False), ("acc_latency_flush", 8, False),
                      ("put_latency", 8, False), ("get_latency", 8, False),
-                     ("put_bw", 1048576, True)):
+                     ("gacc_latency_flush", 8, False), ("put_bw", 1048576, True),
+                     ("put_bw_flush", 1048576, True)):
     key = "mbps" if bw else "p50_us"
     o, m = med("onesided", bench, key, "allocate"), med("openmpi", bench, key, "allocate")
     print(f"{bench + ' ' + str(n) + ' B':28} {f(o, bw):>16} {f(m, bw):>18} {ratio(o, m, bw):>6}")
+for bench in ("acc_latency_flush", "gacc_latency_flush"):
+    o, m = med("onesided-am", bench, "p50_us", "allocate"), med("openmpi", bench, "p50_us", "allocate")
+    print(f"{bench + ' 8 B (by message)':28} {f(o):>16} {f(m):>18} {ratio(o, m):>6}")
 print()
 print("ratio = onesided / other: latency lower is better, bandwidth higher is better. Medians of "
       f"{len([r for r in rows if r['system'] == 'perftest' and r['bench'] == 'put_lat'])} repeats, "

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -235,28 +236,38 @@ void Context::progress() {
   }
 }
 
-void Context::backoff(unsigned spins) {
+void Context::backoff(unsigned spins, std::int64_t& since) {
   progress();
   if (spinWait_) return;  // ONESIDED_WAIT=spin: one rank per core, never give it up
-  // Spin first (latency), then yield, then sleep in growing steps: with more ranks than cores,
-  // a waiting rank must give its core to the rank it waits for.
-  if (oversubscribed_) {
-    // Open MPI's yield_when_idle: with more ranks than cores, the peer this rank waits for
-    // needs the core now, not after ~200 us of polling (4 ranks on 2 cores: a collective took
-    // ~1 ms polling first, against tens of us yielding at once).
-    if (spins < (1U << 18)) {
-      sched_yield();
-      return;
-    }
-  } else {
-    if (spins < (1U << 12)) return;
-    if (spins < (1U << 14)) {
-      sched_yield();
-      return;
-    }
+  // Spin first (latency). With more ranks than cores, yield next: the rank this one waits for
+  // needs the core now (Open MPI's yield_when_idle: 4 ranks on 2 cores, a collective took ~1 ms
+  // polling first against tens of us yielding at once).
+  constexpr unsigned kSpin = 1U << 12;
+  constexpr unsigned kYield = 1U << 18;
+  if (spins < kSpin) return;
+  if (oversubscribed_ && spins < kYield) {
+    sched_yield();
+    return;
   }
-  unsigned shift = std::min(6U, (spins >> 14) - 1U);  // 1 us .. 64 us
-  timespec ts{0, static_cast<long>(1000U << shift)};
+  // Then, once the wait has lasted kSleepAfter, sleep in proportion to how long it has lasted
+  // (1/32 of it, at most 1 ms): a late wake-up costs a long wait at most 3 %, and a wait of
+  // seconds wakes a thousand times a second, not tens of thousands. Fixed short sleeps (1-64 us)
+  // cost a rank that waits in a fence while its peer streams data a fifth of the bandwidth over
+  // soft-RoCE: every wake-up is a timer interrupt and a context switch on the CPUs that also run
+  // the transfer.
+  constexpr std::int64_t kSleepAfter = 2'000'000;  // ns
+  constexpr std::int64_t kMaxSleep = 10'000'000;
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::steady_clock::now().time_since_epoch())
+                               .count();
+  if (since == 0) since = now;
+  const std::int64_t waited = now - since;
+  if (waited < kSleepAfter) {
+    if (oversubscribed_) sched_yield();
+    return;
+  }
+  const std::int64_t ns = std::min(waited / 32, kMaxSleep);
+  timespec ts{0, static_cast<long>(ns)};
   nanosleep(&ts, nullptr);
 }
 

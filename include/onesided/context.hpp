@@ -109,9 +109,10 @@ class Context {
     for (unsigned spins = 0; spins < kTightSpins; ++spins) {
       if (done()) return;
     }
+    std::int64_t since = 0;  // when the wait began to back off (ns, steady clock); 0: not yet
     for (unsigned spins = kTightSpins; !done(); ++spins) {
       if ((spins & 15U) == 15U) {
-        backoff(spins);
+        backoff(spins, since);
       } else {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
@@ -123,7 +124,8 @@ class Context {
  private:
   static constexpr unsigned kTightSpins = 256;
   Context(std::unique_ptr<bootstrap::Bootstrap> boot, const Options& options);
-  void backoff(unsigned spins);
+  /// One step of a wait's back-off (every 16th poll); `since` is the wait's own state.
+  void backoff(unsigned spins, std::int64_t& since);
 
   std::unique_ptr<bootstrap::Bootstrap> boot_;
   std::unique_ptr<transport::Transport> transport_;
