@@ -298,6 +298,10 @@ class Window {
   template <bool kPut>
   bool fastDirect(void* origin, std::int64_t ocount, const Datatype& otype, int target,
                   std::int64_t disp, std::int64_t tcount, const Datatype& ttype);
+  /// MPI_Fetch_and_op / MPI_Compare_and_swap's fast case (one 8-byte integer, a CPU-atomic
+  /// window, an open target, a word inside its window); false: take atomicUpdate().
+  bool fastAtomic(const void* origin, const void* compare, void* result, const Datatype& type,
+                  int target, std::int64_t disp, Op op);
   /// Calls fn(originPiece, targetOffset, len) for every piece of a transfer, walking both type
   /// maps in step (the window's one datatype walker).
   void walk(std::byte* origin, std::size_t ocount, const Datatype& otype, std::uint64_t toffset,
@@ -397,6 +401,9 @@ class Window {
   std::vector<int> dirty_;  // targets with operations not yet flushed
   std::vector<bool> isDirty_;
   std::size_t pendingOps_ = 0;
+  // An operation since the last completion may have loaded or stored on the load / store path:
+  // the next completion needs a full barrier (CPU atomics are barriers themselves).
+  bool needFence_ = false;
   Epoch epoch_ = Epoch::kNone;
   bool allOpen_ = false;           // every target is open (a fence epoch or lock_all)
   std::uint8_t lockAll_ = 0;       // kLockShared (| kLockNocheck) while lock_all holds

@@ -73,8 +73,49 @@ void Window::getAccumulate(const void* origin, std::int64_t ocount, const Dataty
                ttype, op, nullptr);
 }
 
+bool Window::fastAtomic(const void* origin, const void* compare, void* result, const Datatype& type,
+                        int target, std::int64_t disp, Op op) {
+  // A handful of comparisons, then one CPU atomic. Anything else, errors included, takes
+  // atomicUpdate(), which checks everything in order and names what is wrong.
+  if (!cpuAtomics_ || result == nullptr || disp < 0 ||
+      static_cast<unsigned>(target) >= targets_.size() || !type.isPredefined() ||
+      type.size() != 8 || !isInt64(type.id())) {
+    return false;
+  }
+  using transport::AtomicOp;
+  AtomicOp a = AtomicOp::kFetchAdd;
+  std::uint64_t operand = 0;
+  std::uint64_t cmp = 0;
+  if (compare != nullptr) {
+    a = AtomicOp::kCompareSwap;
+    cmp = load64(static_cast<const std::byte*>(compare));
+  } else if (op == Op::kReplace) {
+    a = AtomicOp::kSwap;
+  } else if (op != Op::kSum && op != Op::kNoOp) {
+    return false;
+  }
+  if (op != Op::kNoOp) {
+    if (origin == nullptr) return false;
+    operand = load64(static_cast<const std::byte*>(origin));
+  }
+  Target& t = targets_[static_cast<std::size_t>(target)];
+  std::int64_t offset = 0;
+  if ((!allOpen_ && t.lock == kLockNone) || !t.resolved || t.direct == nullptr ||
+      __builtin_mul_overflow(disp, static_cast<std::int64_t>(t.dispUnit), &offset) ||
+      offset > static_cast<std::int64_t>(t.size) - 8 ||
+      reinterpret_cast<std::uintptr_t>(t.direct + offset) % 8 != 0) {
+    return false;
+  }
+  ++pendingOps_;
+  const std::uint64_t prev =
+      transport::cpuAtomic<std::uint64_t>(a, t.direct + offset, operand, cmp);
+  std::memcpy(result, &prev, 8);
+  return true;
+}
+
 void Window::fetchAndOp(const void* origin, void* result, const Datatype& type, int target,
                         std::int64_t disp, Op op) {
+  if (fastAtomic(origin, nullptr, result, type, target, disp, op)) return;
   atomicUpdate("fetch_and_op", origin, 1, type, result, 1, type, target, disp, 1, type, op,
                nullptr);
 }
@@ -86,6 +127,7 @@ void Window::compareAndSwap(const void* origin, const void* compare, void* resul
                               ": it takes one predefined integer, logical or byte element");
   }
   if (compare == nullptr) throw Error(kErrBuffer, "compare buffer is NULL");
+  if (fastAtomic(origin, compare, result, type, target, disp, Op::kReplace)) return;
   atomicUpdate("compare_and_swap", origin, 1, type, result, 1, type, target, disp, 1, type,
                Op::kReplace, compare);
 }
@@ -133,6 +175,7 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
   }
   if (target == kProcNull) return;
   ++pendingOps_;
+  needFence_ = true;
   const std::size_t bytes = static_cast<std::size_t>(tcount) * ttype.size();
   if (bytes == 0) return;
   Target& t = targets_[static_cast<std::size_t>(target)];

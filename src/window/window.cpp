@@ -542,6 +542,7 @@ void Window::transfer(void* origin, std::int64_t ocount, const Datatype& otype, 
       check(kPut ? "put" : "get", origin, ocount, otype, target, disp, tcount, ttype);
   if (target == kProcNull) return;  // MPI-3.1 §11.3: no effect, but the epoch was required
   ++pendingOps_;
+  needFence_ = true;
   if (tcount == 0 || ttype.size() == 0) return;
   Target& t = targets_[static_cast<std::size_t>(target)];
   if (!t.resolved) [[unlikely]]
@@ -754,7 +755,11 @@ void Window::complete(int target) {
   }
   amWait(target);
   // Stores on the load / store path: visible to the target before whatever signals completion.
-  detail::fullBarrier();
+  // On a shared window always: the program's own loads and stores are on it too.
+  if (needFence_ || flavor_ == Flavor::kShared) {
+    detail::fullBarrier();
+    needFence_ = false;
+  }
 }
 
 void Window::walk(std::byte* origin, std::size_t ocount, const Datatype& otype,
@@ -766,17 +771,21 @@ void Window::walk(std::byte* origin, std::size_t ocount, const Datatype& otype,
 template <bool kPut>
 bool Window::fastDirect(void* origin, std::int64_t ocount, const Datatype& otype, int target,
                         std::int64_t disp, std::int64_t tcount, const Datatype& ttype) {
-  // The common case in a handful of comparisons: an open fence epoch (never on a freed window:
-  // free ends it), the same contiguous type and count on both sides, a target in the group
-  // whose whole window is on the load / store path, and a footprint inside it. Anything else,
-  // errors included, takes the general path, which checks everything again in order and names
-  // what is wrong.
-  if (!allOpen_ || &otype != &ttype || ocount != tcount || !otype.contiguous() || disp < 0 ||
+  // The common case in a handful of comparisons: the target open for access (a fence epoch,
+  // lock_all, a lock of it or a PSCW access epoch that includes it; never on a freed window:
+  // free ends every epoch and drops the targets), the same contiguous type and count on both
+  // sides, a target in the group whose whole window is on the load / store path, and a
+  // footprint inside it. Anything else, errors included, takes the general path, which checks
+  // everything again in order and names what is wrong.
+  if (&otype != &ttype || ocount != tcount || !otype.contiguous() || disp < 0 ||
       static_cast<unsigned>(target) >= targets_.size()) {
     return false;
   }
   Target& t = targets_[static_cast<std::size_t>(target)];
-  if (!t.resolved || t.directLo != 0 || t.directHi != t.size || t.size == 0) return false;
+  if ((!allOpen_ && t.lock == kLockNone) || !t.resolved || t.directLo != 0 ||
+      t.directHi != t.size || t.size == 0) {
+    return false;
+  }
   std::int64_t offset = 0;
   std::int64_t bytes = 0;
   std::int64_t end = 0;
@@ -787,6 +796,7 @@ bool Window::fastDirect(void* origin, std::int64_t ocount, const Datatype& otype
     return false;
   }
   ++pendingOps_;
+  needFence_ = true;
   auto* o = static_cast<std::byte*>(origin);
   if constexpr (kPut) {
     moveBytes(t.direct + offset, o, static_cast<std::size_t>(bytes));
@@ -830,7 +840,9 @@ void Window::fence(int assertion) {
     throw Error(kErrRmaSync, "MPI_MODE_NOPRECEDE given, but " + std::to_string(pendingOps_) +
                                  " operations were issued since the previous fence");
   }
-  // Complete what this rank issued, at origin and target, before telling anybody.
+  // Complete what this rank issued, at origin and target, before telling anybody; with a full
+  // barrier in any case: this rank's own stores to its window precede the fence too.
+  needFence_ = true;
   complete(-1);
   pendingOps_ = 0;
   // NOPRECEDE and NOSUCCEED together: no epoch ends and none begins, so there is nothing to

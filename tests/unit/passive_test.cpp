@@ -445,7 +445,16 @@ TEST_P(Passive, ErrorsAreClassifiedAndTouchNothing) {
       expectError(kErrRmaSync,
                   [&] { win->put(&v, 1, type(MPI_INT64_T), notLocked, 0, 1, type(MPI_INT64_T)); });
       expectError(kErrRmaSync, [&] { win->flush(notLocked); });
+      expectError(kErrRmaSync,
+                  [&] { win->fetchAndOp(&v, &r, type(MPI_INT64_T), notLocked, 0, Op::kSum); });
+      expectError(kErrRmaSync,
+                  [&] { win->compareAndSwap(&v, &v, &r, type(MPI_INT64_T), notLocked, 0); });
     }
+    expectError(kErrBuffer,
+                [&] { win->fetchAndOp(&v, nullptr, type(MPI_INT64_T), other, 0, Op::kSum); });
+    expectError(kErrBuffer,
+                [&] { win->fetchAndOp(nullptr, &r, type(MPI_INT64_T), other, 0, Op::kSum); });
+    expectError(kErrDisp, [&] { win->fetchAndOp(&v, &r, type(MPI_INT64_T), other, -8, Op::kSum); });
     expectError(kErrOp, [&] {
       win->accumulate(&v, 1, type(MPI_INT64_T), other, 0, 1, type(MPI_INT64_T), Op::kNoOp);
     });
