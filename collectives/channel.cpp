@@ -139,9 +139,15 @@ void Channel::connect(const std::vector<std::vector<std::byte>>& infos) {
   }
 }
 
+void Channel::connectLazily(int n, std::function<std::vector<std::byte>(int)> info) {
+  peers_.resize(static_cast<std::size_t>(n));
+  lazyInfo_ = std::move(info);
+}
+
 Channel::Peer& Channel::resolve(int member) {
   Peer& p = peers_[static_cast<std::size_t>(member)];
   if (!p.resolved) {
+    if (lazyInfo_ && member != me_) parseRegionInfo(lazyInfo_(member), p.base, p.packedKey);
     if (member == me_) {
       p.direct = static_cast<std::byte*>(region_->base());
     } else {

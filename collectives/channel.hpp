@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -78,6 +79,8 @@ class Channel {
   [[nodiscard]] std::vector<std::byte> localInfo() const;
   static std::size_t infoSize(const std::byte* in);
   void connect(const std::vector<std::vector<std::byte>>& infos);
+  /// Like connect(), for `n` members whose infos are fetched on first use (a member's, once).
+  void connectLazily(int n, std::function<std::vector<std::byte>(int)> info);
 
   /// One phase: every send and receive in it runs to completion (at most one send and one
   /// receive per peer). A receive whose sender sends another size throws kErrTruncate (more) or
@@ -124,6 +127,7 @@ class Channel {
   std::size_t depth_ = 2;  // chunk buffers per pair: chunks written and not yet consumed
   std::size_t regionBytes_ = 0;
   std::unique_ptr<transport::MemoryRegion> region_;
+  std::function<std::vector<std::byte>(int)> lazyInfo_;  // connectLazily()
   std::vector<Peer> peers_;
   std::vector<std::byte> staging_;  // chunks bound for peers reached by put
   int inflight_ = 4;

@@ -42,6 +42,20 @@ void Comm::connect(const std::vector<std::vector<std::byte>>& infos) {
   channel_->connect(chan);
 }
 
+void Comm::connectLazily(std::function<std::vector<std::byte>(int)> info) {
+  const int n = size();
+  sync_->connectLazily(n, [info](int m) {
+    auto b = info(m);
+    b.resize(detail::SyncRegion::infoSize(b.data()));
+    return b;
+  });
+  channel_->connectLazily(n, [info](int m) {
+    auto b = info(m);
+    const auto k = static_cast<std::ptrdiff_t>(detail::SyncRegion::infoSize(b.data()));
+    return std::vector<std::byte>(b.begin() + k, b.end());
+  });
+}
+
 std::vector<std::vector<std::byte>> Comm::allgather(std::span<const std::byte> mine) {
   const int p = size();
   std::vector<std::vector<std::byte>> out(static_cast<std::size_t>(p));

@@ -129,17 +129,17 @@ Context::Context(std::unique_ptr<bootstrap::Bootstrap> boot, const Options& opti
   world_ = std::make_unique<Comm>(*this, all);
   self_ = std::make_unique<Comm>(*this, std::vector<int>{rank_});
 
-  auto blobs = boot_->allgather(concat(transport_->address(), world_->localInfo()));
-  std::vector<std::vector<std::byte>> syncInfos(blobs.size());
-  addresses_.resize(blobs.size());
-  for (std::size_t i = 0; i < blobs.size(); ++i) {
+  // One blob per rank, published through the bootstrap and read per peer on first use: under
+  // PMIx start-up then costs a rank the same at any job size (Bootstrap::publish).
+  blobs_.resize(static_cast<std::size_t>(size_));
+  blobs_[static_cast<std::size_t>(rank_)] = concat(transport_->address(), world_->localInfo());
+  boot_->publish(blobs_[static_cast<std::size_t>(rank_)]);
+  world_->connectLazily([this](int r) {
+    const auto& b = peerBlob(r);
     std::uint64_t n = 0;
-    std::memcpy(&n, blobs[i].data(), 8);
-    addresses_[i].assign(blobs[i].begin() + 8,
-                         blobs[i].begin() + 8 + static_cast<std::ptrdiff_t>(n));
-    syncInfos[i].assign(blobs[i].begin() + 8 + static_cast<std::ptrdiff_t>(n), blobs[i].end());
-  }
-  world_->connect(syncInfos);
+    std::memcpy(&n, b.data(), 8);
+    return std::vector<std::byte>(b.begin() + 8 + static_cast<std::ptrdiff_t>(n), b.end());
+  });
   self_->connect({self_->localInfo()});
   log::core().debug("rank {} of {} up: transport {}, bootstrap {}, node peers {}", rank_, size_,
                     transport_->name(), boot_->kind(), fmt::join(nodePeers_, ","));
@@ -169,13 +169,29 @@ Context::~Context() {
   }
 }
 
+const std::vector<std::byte>& Context::peerBlob(int worldRank) {
+  auto& b = blobs_[static_cast<std::size_t>(worldRank)];
+  if (b.empty()) {
+    b = boot_->lookup(worldRank);
+    if (b.size() < 8) {
+      throw Error(kErrOther, "bootstrap: rank " + std::to_string(worldRank) +
+                                 " published no start-up data (" + std::to_string(b.size()) +
+                                 " bytes)");
+    }
+  }
+  return b;
+}
+
 std::string Context::transportName() const { return transport_->name(); }
 
 transport::Endpoint& Context::endpoint(int worldRank) {
   auto& ep = endpoints_[static_cast<std::size_t>(worldRank)];
   if (!ep) {
     try {
-      ep = transport_->connect(worldRank, addresses_[static_cast<std::size_t>(worldRank)]);
+      const auto& b = peerBlob(worldRank);
+      std::uint64_t n = 0;
+      std::memcpy(&n, b.data(), 8);
+      ep = transport_->connect(worldRank, std::span<const std::byte>(b.data() + 8, n));
     } catch (const Error& e) {
       // Say which peer: across hosts this usually means that rank (or its host) is gone.
       throw Error(e.errorClass(),

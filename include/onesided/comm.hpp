@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -66,6 +67,9 @@ class Comm {
   /// This rank's sync and scratch region info, for the creator's exchange.
   [[nodiscard]] std::vector<std::byte> localInfo() const;
   void connect(const std::vector<std::vector<std::byte>>& infos);
+  /// Like connect(), with each member's info fetched on first use (the world communicator's,
+  /// from the bootstrap: start-up reads only the peers a rank talks to).
+  void connectLazily(std::function<std::vector<std::byte>(int)> info);
   /// Builds the communicator of `members` (world ranks, in order; empty when this rank is not
   /// one) and connects it through an allgather over this communicator.
   std::unique_ptr<Comm> derive(const std::vector<int>& members);

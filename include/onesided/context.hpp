@@ -140,7 +140,10 @@ class Context {
   // More ranks than CPUs this process may run on: waits yield from the start, since the rank
   // waited for is likely waiting for this core.
   bool oversubscribed_ = false;
-  std::vector<std::vector<std::byte>> addresses_;
+  /// Rank r's start-up blob ([address length][transport address][world sync info]), fetched
+  /// from the bootstrap on first use.
+  const std::vector<std::byte>& peerBlob(int worldRank);
+  std::vector<std::vector<std::byte>> blobs_;
   std::vector<std::unique_ptr<transport::Endpoint>> endpoints_;
   std::unique_ptr<Comm> world_;
   std::unique_ptr<Comm> self_;

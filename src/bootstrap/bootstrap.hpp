@@ -28,6 +28,15 @@ class Bootstrap {
   /// (UCX over tcp) keeps moving. Throws onesided::Error on a lost launcher or peer.
   virtual std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine) = 0;
   virtual void barrier() = 0;
+  /// Start-up data. publish() makes this rank's blob available to every rank (every rank calls
+  /// it once, before any lookup); lookup(r) returns rank r's blob. By default publish() is one
+  /// allgather. Under PMIx it is a Put and Commit only, and lookup(r) one PMIx_Get of rank r, so
+  /// a rank's start-up costs the same whatever the job size and it reads only the peers it
+  /// talks to (PMIx's direct modex).
+  virtual void publish(std::span<const std::byte> mine) { published_ = allgather(mine); }
+  virtual std::vector<std::byte> lookup(int rank) {
+    return published_.at(static_cast<std::size_t>(rank));
+  }
   /// Tells the launcher that this rank ends normally (MPI_Finalize). No collective after it.
   virtual void finalize() {}
   /// Asks the launcher to end the whole job with `code` (MPI_Abort); may return before the
@@ -53,6 +62,7 @@ class Bootstrap {
 
  private:
   std::function<void()> progress_;
+  std::vector<std::vector<std::byte>> published_;
 };
 
 /// Chooses the bootstrap from the environment (ONESIDED_BOOTSTRAP=pmix|tcp|singleton forces one):

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The bootstrap under a PMIx server: Slurm's srun --mpi=pmix, Open MPI's mpirun, prterun.
+// Start-up data: Put + Commit, and each peer's blob read on first use with PMIx_Get_nb (direct
+// modex), so start-up reads only the peers a rank talks to (publish / lookup).
 // allgather = Put + Commit + Fence_nb(PMIX_COLLECT_DATA) + Get of every rank's key, driving the
 // transport while the fence runs (UCX over tcp emulates RMA with active messages: a rank that
 // sits in a blocking fence would stall its peers' puts). Every fence collects data, also a bare
@@ -12,6 +14,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -113,15 +116,7 @@ class Pmix final : public Bootstrap {
 
   std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine) override {
     const std::string key = "onesided.ag." + std::to_string(seq_++);
-    pmix_value_t v;
-    PMIX_VALUE_CONSTRUCT(&v);
-    v.type = PMIX_BYTE_OBJECT;
-    // PMIx_Put copies the value; a zero-length blob still needs a valid pointer.
-    static char empty = 0;
-    v.data.bo.bytes =
-        mine.empty() ? &empty : const_cast<char*>(reinterpret_cast<const char*>(mine.data()));
-    v.data.bo.size = mine.size();
-    check(PMIx_Put(PMIX_GLOBAL, key.c_str(), &v), "PMIx_Put");
+    put(key.c_str(), mine);
     check(PMIx_Commit(), "PMIx_Commit");
     fence();
     std::vector<std::vector<std::byte>> out(static_cast<std::size_t>(size_));
@@ -145,6 +140,39 @@ class Pmix final : public Bootstrap {
   }
 
   void barrier() override { fence(); }
+
+  // Start-up data without a fence: Put + Commit here, and a peer's blob fetched only when this
+  // rank first talks to it (PMIx_Get without a fence is a direct modex: the peer's server
+  // answers once the peer has committed). Nothing at start-up grows with the job size.
+  void publish(std::span<const std::byte> mine) override {
+    mine_.assign(mine.begin(), mine.end());
+    put(kInitKey, mine);
+    check(PMIx_Commit(), "PMIx_Commit");
+  }
+
+  std::vector<std::byte> lookup(int rank) override {
+    if (rank == rank_) return mine_;
+    // A peer on this node that has not committed yet is NOT-FOUND at once (a remote one's
+    // server holds the request until it has): ask again, a little later each time, until the
+    // deadline. A peer that died is reported sooner, by the launcher's event.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kLookupTimeoutS);
+    for (unsigned attempt = 0;; ++attempt) {
+      std::vector<std::byte> out;
+      const pmix_status_t st = getOnce(rank, out);
+      if (st == PMIX_SUCCESS) return out;
+      if (st != PMIX_ERR_NOT_FOUND || std::chrono::steady_clock::now() > deadline) {
+        throw Error(kErrOther, std::string("bootstrap: PMIx_Get(") + kInitKey + ") from rank " +
+                                   std::to_string(rank) + ": " + pmixError(st));
+      }
+      const auto until = std::chrono::steady_clock::now() +
+                         std::chrono::microseconds(std::min(1000U, 10U << std::min(attempt, 7U)));
+      while (std::chrono::steady_clock::now() < until) {
+        throwIfFailed();
+        progress();
+        sched_yield();
+      }
+    }
+  }
 
   void finalize() override {
     if (!initialized_) return;
@@ -199,6 +227,81 @@ class Pmix final : public Bootstrap {
     if (failed_.load(std::memory_order_acquire)) throw Error(kErrOther, failure());
   }
 
+  /// One PMIx_Get_nb of rank r's start-up blob, waited for while the transport progresses.
+  pmix_status_t getOnce(int rank, std::vector<std::byte>& out) {
+    struct Got {
+      std::atomic<bool> done{false};
+      pmix_status_t status = PMIX_SUCCESS;
+      std::vector<std::byte> bytes;
+    };
+    auto* g = new Got;  // outlives this frame if we leave by an exception before the callback
+    pmix_proc_t peer;
+    PMIX_LOAD_PROCID(&peer, me_.nspace, static_cast<pmix_rank_t>(rank));
+    pmix_info_t info;
+    PMIX_INFO_CONSTRUCT(&info);
+    int timeout = kLookupTimeoutS;
+    PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &timeout, PMIX_INT);
+    pmix_status_t rc = PMIx_Get_nb(
+        &peer, kInitKey, &info, 1,
+        [](pmix_status_t st, pmix_value_t* v, void* cbdata) {
+          auto* gg = static_cast<Got*>(cbdata);
+          gg->status = st;
+          if (st == PMIX_SUCCESS && (v == nullptr || v->type != PMIX_BYTE_OBJECT)) {
+            gg->status = PMIX_ERR_BAD_PARAM;
+          } else if (st == PMIX_SUCCESS) {
+            const auto* b = reinterpret_cast<const std::byte*>(v->data.bo.bytes);
+            gg->bytes.assign(b, b + v->data.bo.size);  // the value is PMIx's after we return
+          }
+          gg->done.store(true, std::memory_order_release);
+        },
+        g);
+    PMIX_INFO_DESTRUCT(&info);
+    if (rc != PMIX_SUCCESS) {
+      delete g;
+      return rc;
+    }
+    waitFor(g->done);
+    const pmix_status_t st = g->status;
+    out = std::move(g->bytes);
+    delete g;
+    return st;
+  }
+
+  static constexpr const char* kInitKey = "onesided.init";
+  static constexpr int kLookupTimeoutS = 300;
+
+  void put(const char* key, std::span<const std::byte> bytes) {
+    pmix_value_t v;
+    PMIX_VALUE_CONSTRUCT(&v);
+    v.type = PMIX_BYTE_OBJECT;
+    // PMIx_Put copies the value; a zero-length blob still needs a valid pointer.
+    static char empty = 0;
+    v.data.bo.bytes =
+        bytes.empty() ? &empty : const_cast<char*>(reinterpret_cast<const char*>(bytes.data()));
+    v.data.bo.size = bytes.size();
+    check(PMIx_Put(PMIX_GLOBAL, key, &v), "PMIx_Put");
+  }
+
+  /// Waits for a PMIx callback's flag while the transport progresses; ends with the launcher's
+  /// message when a rank of the job died meanwhile.
+  void waitFor(const std::atomic<bool>& done) {
+    for (unsigned i = 0; !done.load(std::memory_order_acquire); ++i) {
+      if (failed_.load(std::memory_order_acquire)) {
+        // The callback may still fire later: its small record is leaked rather than raced on.
+        throwIfFailed();
+      }
+      progress();
+      if (i < 1024) continue;
+      if (i < 4096) {
+        sched_yield();
+        continue;
+      }
+      // Ranks may outnumber cores (several per namespace host here): give the core away.
+      timespec ts{0, 20 * 1000};
+      nanosleep(&ts, nullptr);
+    }
+  }
+
   void check(pmix_status_t rc, const char* what) const {
     if (rc != PMIX_SUCCESS) {
       throwIfFailed();
@@ -231,21 +334,7 @@ class Pmix final : public Bootstrap {
       delete d;
       check(rc, "PMIx_Fence_nb");
     }
-    for (unsigned i = 0; !d->done.load(std::memory_order_acquire); ++i) {
-      if (failed_.load(std::memory_order_acquire)) {
-        // The callback may still fire later: leak the small record rather than race on it.
-        throwIfFailed();
-      }
-      progress();
-      if (i < 1024) continue;
-      if (i < 4096) {
-        sched_yield();
-        continue;
-      }
-      // Ranks may outnumber cores (several per namespace host here): give the core away.
-      timespec ts{0, 20 * 1000};
-      nanosleep(&ts, nullptr);
-    }
+    waitFor(d->done);
     pmix_status_t st = d->status;
     delete d;
     check(st, "PMIx_Fence_nb");
@@ -285,6 +374,7 @@ class Pmix final : public Bootstrap {
     return peers;
   }
 
+  std::vector<std::byte> mine_;  // this rank's start-up blob (publish)
   pmix_proc_t me_{};
   pmix_proc_t wild_{};
   bool initialized_ = false;

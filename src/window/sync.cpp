@@ -80,9 +80,15 @@ void SyncRegion::connect(const std::vector<std::vector<std::byte>>& infos) {
   }
 }
 
+void SyncRegion::connectLazily(int n, std::function<std::vector<std::byte>(int)> info) {
+  peers_.resize(static_cast<std::size_t>(n));
+  lazyInfo_ = std::move(info);
+}
+
 SyncRegion::Peer& SyncRegion::resolve(int member) {
   Peer& p = peers_[static_cast<std::size_t>(member)];
   if (!p.resolved) {
+    if (lazyInfo_ && member != me_) parseRegionInfo(lazyInfo_(member), p.base, p.packedKey);
     if (member == me_) {
       p.direct = slot(0);
     } else {

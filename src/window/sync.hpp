@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -45,6 +46,8 @@ class SyncRegion {
   /// Takes every member's localInfo (in member order). Keys are unpacked lazily, for the
   /// ceil(log2 p) peers this rank ever writes to.
   void connect(const std::vector<std::vector<std::byte>>& infos);
+  /// Like connect(), for `n` members whose infos are fetched on first use (a member's, once).
+  void connectLazily(int n, std::function<std::vector<std::byte>(int)> info);
   /// Parses a localInfo blob off the front of `in` and returns the remaining bytes; used by
   /// creators that pack several things into one allgather.
   static std::size_t infoSize(const std::byte* in);
@@ -67,6 +70,7 @@ class SyncRegion {
   std::vector<int> ranks_;
   int me_;
   std::unique_ptr<transport::MemoryRegion> region_;
+  std::function<std::vector<std::byte>(int)> lazyInfo_;  // connectLazily()
   std::vector<Peer> peers_;
   std::uint64_t epoch_ = 0;
   // Source values of the flag puts of the two latest epochs (by parity): a transport put may
