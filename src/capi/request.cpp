@@ -98,6 +98,27 @@ MPI_Status* statusAt(MPI_Status* statuses, int i) {
   return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : statuses + i;
 }
 
+/// MPI_Wait / MPI_Test: completes `*h` when it is active; an empty status for MPI_REQUEST_NULL.
+void finishOrEmpty(MPI_Request* h, MPI_Status* st) {
+  if (lookup(*h) != nullptr) {
+    finish(h, st);
+  } else {
+    emptyStatus(st);
+  }
+}
+
+/// MPI_Waitall / MPI_Testall (checkArray() done): every request completed in turn.
+void finishAll(int count, MPI_Request reqs[], MPI_Status statuses[]) {
+  for (int i = 0; i < count; ++i) {
+    MPI_Status* st = statusAt(statuses, i);
+    if (reqs[i] == MPI_REQUEST_NULL) {
+      emptyStatus(st);
+    } else {
+      finish(&reqs[i], st);
+    }
+  }
+}
+
 /// The completed requests of the array into indices / statuses (waiting for the first active
 /// one when none is complete and `block`); returns their number or MPI_UNDEFINED when no request
 /// is active.
@@ -198,9 +219,7 @@ int MPI_Rget_accumulate(const void* origin_addr, int origin_count, MPI_Datatype 
   return call("MPI_Rget_accumulate", On::win(win), [&] {
     capi::startRequest("MPI_Rget_accumulate", win, target_rank, request, [&](onesided::Window& w) {
       const onesided::Op o = capi::op(op);
-      // With MPI_NO_OP the origin arguments are ignored (MPI-3.1 §11.3.4).
-      const auto& ot = o == onesided::Op::kNoOp ? capi::datatype(target_datatype)
-                                                : capi::datatype(origin_datatype);
+      const auto& ot = capi::accOriginType(o, origin_datatype, target_datatype);
       w.getAccumulate(origin_addr, origin_count, ot, result_addr, result_count,
                       capi::datatype(result_datatype), target_rank, target_disp, target_count,
                       capi::datatype(target_datatype), o);
@@ -212,11 +231,7 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status) {
   return call("MPI_Wait", On::none(), [&] {
     capi::requireInit();
     capi::requireArg(request, "request");
-    if (capi::lookup(*request) == nullptr) {
-      capi::emptyStatus(status);
-      return;
-    }
-    capi::finish(request, status);
+    capi::finishOrEmpty(request, status);
   });
 }
 
@@ -225,11 +240,7 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
     capi::requireInit();
     capi::requireArg(request, "request");
     capi::requireArg(flag, "flag");
-    if (capi::lookup(*request) != nullptr) {
-      capi::finish(request, status);
-    } else {
-      capi::emptyStatus(status);
-    }
+    capi::finishOrEmpty(request, status);
     *flag = 1;
   });
 }
@@ -237,14 +248,7 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
   return call("MPI_Waitall", On::none(), [&] {
     capi::checkArray(count, array_of_requests);
-    for (int i = 0; i < count; ++i) {
-      MPI_Status* st = capi::statusAt(array_of_statuses, i);
-      if (array_of_requests[i] == MPI_REQUEST_NULL) {
-        capi::emptyStatus(st);
-      } else {
-        capi::finish(&array_of_requests[i], st);
-      }
-    }
+    capi::finishAll(count, array_of_requests, array_of_statuses);
   });
 }
 
@@ -253,14 +257,7 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int* flag,
   return call("MPI_Testall", On::none(), [&] {
     capi::checkArray(count, array_of_requests);
     capi::requireArg(flag, "flag");
-    for (int i = 0; i < count; ++i) {
-      MPI_Status* st = capi::statusAt(array_of_statuses, i);
-      if (array_of_requests[i] == MPI_REQUEST_NULL) {
-        capi::emptyStatus(st);
-      } else {
-        capi::finish(&array_of_requests[i], st);
-      }
-    }
+    capi::finishAll(count, array_of_requests, array_of_statuses);
     *flag = 1;
   });
 }

@@ -67,9 +67,7 @@ int MPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype o
   return call("MPI_Get_accumulate", On::win(win), [&] {
     auto& w = *capi::winEntry(win).win;
     const onesided::Op o = capi::op(op);
-    // With MPI_NO_OP the origin arguments are ignored, whatever they are (MPI-3.1 §11.3.4).
-    const auto& ot = o == onesided::Op::kNoOp ? capi::datatype(target_datatype)
-                                              : capi::datatype(origin_datatype);
+    const auto& ot = capi::accOriginType(o, origin_datatype, target_datatype);
     w.getAccumulate(origin_addr, origin_count, ot, result_addr, result_count,
                     capi::datatype(result_datatype), target_rank, target_disp, target_count,
                     capi::datatype(target_datatype), o);

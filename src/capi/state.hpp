@@ -163,6 +163,11 @@ inline const Datatype& datatype(MPI_Datatype type) {
 void requireArg(const void* p, const char* what);
 /// An RMA operation handle (MPI_MAX .. MPI_NO_OP); MPI_ERR_OP naming a bad one.
 Op op(MPI_Op o);
+/// MPI_Get_accumulate's origin type: with MPI_NO_OP the origin arguments are ignored, whatever
+/// they are (MPI-3.1 §11.3.4), so the target's type stands in for it.
+inline const Datatype& accOriginType(Op o, MPI_Datatype origin, MPI_Datatype target) {
+  return o == Op::kNoOp ? datatype(target) : datatype(origin);
+}
 /// The info object behind `info`; throws MPI_ERR_INFO naming the handle (MPI_INFO_NULL included).
 InfoEntry& infoEntry(MPI_Info info);
 /// The window hints an info object gives (MPI_INFO_NULL: none); unknown keys are ignored, known
