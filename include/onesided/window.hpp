@@ -269,6 +269,9 @@ class Window {
   static constexpr std::uint8_t kLockExclusive = 2;
   static constexpr std::uint8_t kLockNocheck = 4;
   static constexpr std::uint8_t kLockStarted = 8;  // in the MPI_Win_start group
+  /// Whether operations may target `t` now: a fence epoch or lock_all, a lock of it, or a PSCW
+  /// access epoch that includes it.
+  [[nodiscard]] bool isOpen(const Target& t) const { return allOpen_ || t.lock != kLockNone; }
   // Control words, in 8-byte units of the control region.
   static constexpr int kLockWord = 0;     // this rank as a lock target: shared count, kExclusiveBit
   static constexpr int kMasterWord = 1;   // at rank 0: lock_all holders (low half), exclusive

@@ -55,6 +55,22 @@ std::uint64_t load64(const std::byte* p) {
   return v;
 }
 
+/// The one atomic that applies `op` to one 8-byte integer (compare-and-swap when a compare value
+/// is given); false when the operation needs a read and a compare-and-swap loop instead.
+bool singleAtomic(Op op, bool compare, transport::AtomicOp& a) {
+  using transport::AtomicOp;
+  if (compare) {
+    a = AtomicOp::kCompareSwap;
+  } else if (op == Op::kReplace) {
+    a = AtomicOp::kSwap;
+  } else if (op == Op::kSum || op == Op::kNoOp) {
+    a = AtomicOp::kFetchAdd;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 void Window::accumulate(const void* origin, std::int64_t ocount, const Datatype& otype, int target,
@@ -82,25 +98,17 @@ bool Window::fastAtomic(const void* origin, const void* compare, void* result, c
       type.size() != 8 || !isInt64(type.id())) {
     return false;
   }
-  using transport::AtomicOp;
-  AtomicOp a = AtomicOp::kFetchAdd;
+  transport::AtomicOp a{};
+  if (!singleAtomic(op, compare != nullptr, a)) return false;
   std::uint64_t operand = 0;
-  std::uint64_t cmp = 0;
-  if (compare != nullptr) {
-    a = AtomicOp::kCompareSwap;
-    cmp = load64(static_cast<const std::byte*>(compare));
-  } else if (op == Op::kReplace) {
-    a = AtomicOp::kSwap;
-  } else if (op != Op::kSum && op != Op::kNoOp) {
-    return false;
-  }
+  const std::uint64_t cmp = compare != nullptr ? load64(static_cast<const std::byte*>(compare)) : 0;
   if (op != Op::kNoOp) {
     if (origin == nullptr) return false;
     operand = load64(static_cast<const std::byte*>(origin));
   }
   Target& t = targets_[static_cast<std::size_t>(target)];
   std::int64_t offset = 0;
-  if ((!allOpen_ && t.lock == kLockNone) || !t.resolved || t.direct == nullptr ||
+  if (!isOpen(t) || !t.resolved || t.direct == nullptr ||
       __builtin_mul_overflow(disp, static_cast<std::int64_t>(t.dispUnit), &offset) ||
       offset > static_cast<std::int64_t>(t.size) - 8 ||
       reinterpret_cast<std::uintptr_t>(t.direct + offset) % 8 != 0) {
@@ -187,25 +195,16 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
     t.ownKey = ep.unpackRkey(t.packedKey);
     t.key = t.ownKey.get();
   }
+  transport::AtomicOp single{};
   if (bytes == 8 && isInt64(kind) && Datatype::predefined(ttype.id()) == &ttype &&
-      (op == Op::kSum || op == Op::kNoOp || op == Op::kReplace || compare != nullptr)) {
+      singleAtomic(op, compare != nullptr, single)) {
     // One element on one NIC atomic (MPI_Fetch_and_op / MPI_Compare_and_swap as PGAS codes
     // use them): no packing.
-    std::uint64_t operand = 0;
-    if (!noOp) std::memcpy(&operand, origin, 8);
-    std::uint64_t prev = 0;
-    const std::uint64_t raddr = t.base + offset;
-    if (compare != nullptr) {
-      std::uint64_t cmp = 0;
-      std::memcpy(&cmp, compare, 8);
-      prev = atomic64(target, static_cast<int>(transport::AtomicOp::kCompareSwap), operand, cmp,
-                      raddr);
-    } else {
-      prev = atomic64(target,
-                      static_cast<int>(op == Op::kReplace ? transport::AtomicOp::kSwap
-                                                          : transport::AtomicOp::kFetchAdd),
-                      operand, 0, raddr);
-    }
+    const std::uint64_t operand = noOp ? 0 : load64(static_cast<const std::byte*>(origin));
+    const std::uint64_t cmp =
+        compare != nullptr ? load64(static_cast<const std::byte*>(compare)) : 0;
+    const std::uint64_t prev =
+        atomic64(target, static_cast<int>(single), operand, cmp, t.base + offset);
     if (result != nullptr && &rtype == &ttype) {
       std::memcpy(result, &prev, 8);  // the usual MPI_Fetch_and_op: no walk
     } else if (result != nullptr) {

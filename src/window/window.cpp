@@ -374,8 +374,7 @@ std::uint64_t Window::check(const char* what, const void* origin, std::int64_t o
                                  " outside an access epoch (call MPI_Win_fence, MPI_Win_lock or "
                                  "MPI_Win_lock_all first)");
   }
-  if (!allOpen_ && target != kProcNull &&
-      targets_[static_cast<std::size_t>(target)].lock == kLockNone) {
+  if (target != kProcNull && !isOpen(targets_[static_cast<std::size_t>(target)])) {
     throw Error(kErrRmaSync,
                 std::string(what) + " to rank " + str(target) +
                     (epoch_ == Epoch::kPscw ? ", which is not in this rank's MPI_Win_start group"
@@ -782,8 +781,7 @@ bool Window::fastDirect(void* origin, std::int64_t ocount, const Datatype& otype
     return false;
   }
   Target& t = targets_[static_cast<std::size_t>(target)];
-  if ((!allOpen_ && t.lock == kLockNone) || !t.resolved || t.directLo != 0 ||
-      t.directHi != t.size || t.size == 0) {
+  if (!isOpen(t) || !t.resolved || t.directLo != 0 || t.directHi != t.size || t.size == 0) {
     return false;
   }
   std::int64_t offset = 0;
