@@ -62,6 +62,17 @@ std::vector<std::byte> concat(const std::vector<std::byte>& a, const std::vector
   return out;
 }
 
+/// The two parts of a blob made by concat() (checked when it was looked up: peerBlob).
+std::span<const std::byte> firstPart(const std::vector<std::byte>& blob) {
+  std::uint64_t n = 0;
+  std::memcpy(&n, blob.data(), 8);
+  return {blob.data() + 8, static_cast<std::size_t>(n)};
+}
+std::vector<std::byte> secondPart(const std::vector<std::byte>& blob) {
+  const auto first = firstPart(blob);
+  return {first.data() + first.size(), blob.data() + blob.size()};
+}
+
 }  // namespace
 
 Context::Context(std::unique_ptr<bootstrap::Bootstrap> boot, const Options& options)
@@ -134,12 +145,7 @@ Context::Context(std::unique_ptr<bootstrap::Bootstrap> boot, const Options& opti
   blobs_.resize(static_cast<std::size_t>(size_));
   blobs_[static_cast<std::size_t>(rank_)] = concat(transport_->address(), world_->localInfo());
   boot_->publish(blobs_[static_cast<std::size_t>(rank_)]);
-  world_->connectLazily([this](int r) {
-    const auto& b = peerBlob(r);
-    std::uint64_t n = 0;
-    std::memcpy(&n, b.data(), 8);
-    return std::vector<std::byte>(b.begin() + 8 + static_cast<std::ptrdiff_t>(n), b.end());
-  });
+  world_->connectLazily([this](int r) { return secondPart(peerBlob(r)); });
   self_->connect({self_->localInfo()});
   log::core().debug("rank {} of {} up: transport {}, bootstrap {}, node peers {}", rank_, size_,
                     transport_->name(), boot_->kind(), fmt::join(nodePeers_, ","));
@@ -172,12 +178,15 @@ Context::~Context() {
 const std::vector<std::byte>& Context::peerBlob(int worldRank) {
   auto& b = blobs_[static_cast<std::size_t>(worldRank)];
   if (b.empty()) {
-    b = boot_->lookup(worldRank);
-    if (b.size() < 8) {
+    auto got = boot_->lookup(worldRank);
+    std::uint64_t n = 0;
+    if (got.size() >= 8) std::memcpy(&n, got.data(), 8);
+    if (got.size() < 8 || n > got.size() - 8) {
       throw Error(kErrOther, "bootstrap: rank " + std::to_string(worldRank) +
-                                 " published no start-up data (" + std::to_string(b.size()) +
-                                 " bytes)");
+                                 " published malformed start-up data (" +
+                                 std::to_string(got.size()) + " bytes)");
     }
+    b = std::move(got);  // kept only once it parses
   }
   return b;
 }
@@ -188,10 +197,7 @@ transport::Endpoint& Context::endpoint(int worldRank) {
   auto& ep = endpoints_[static_cast<std::size_t>(worldRank)];
   if (!ep) {
     try {
-      const auto& b = peerBlob(worldRank);
-      std::uint64_t n = 0;
-      std::memcpy(&n, b.data(), 8);
-      ep = transport_->connect(worldRank, std::span<const std::byte>(b.data() + 8, n));
+      ep = transport_->connect(worldRank, firstPart(peerBlob(worldRank)));
     } catch (const Error& e) {
       // Say which peer: across hosts this usually means that rank (or its host) is gone.
       throw Error(e.errorClass(),

@@ -125,16 +125,8 @@ class Pmix final : public Bootstrap {
         out[static_cast<std::size_t>(r)].assign(mine.begin(), mine.end());
         continue;
       }
-      pmix_proc_t peer;
-      PMIX_LOAD_PROCID(&peer, me_.nspace, static_cast<pmix_rank_t>(r));
-      ValuePtr got;
-      pmix_status_t rc = PMIx_Get(&peer, key.c_str(), nullptr, 0, &got.v);
-      if (rc != PMIX_SUCCESS || got.v == nullptr || got.v->type != PMIX_BYTE_OBJECT) {
-        throw Error(kErrOther, "bootstrap: PMIx_Get(" + key + ") from rank " + std::to_string(r) +
-                                   ": " + pmixError(rc));
-      }
-      const auto* b = reinterpret_cast<const std::byte*>(got.v->data.bo.bytes);
-      out[static_cast<std::size_t>(r)].assign(b, b + got.v->data.bo.size);
+      const pmix_status_t st = getOnce(r, key.c_str(), out[static_cast<std::size_t>(r)]);
+      if (st != PMIX_SUCCESS) getFailed(r, key.c_str(), st);
     }
     return out;
   }
@@ -158,11 +150,10 @@ class Pmix final : public Bootstrap {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kLookupTimeoutS);
     for (unsigned attempt = 0;; ++attempt) {
       std::vector<std::byte> out;
-      const pmix_status_t st = getOnce(rank, out);
+      const pmix_status_t st = getOnce(rank, kInitKey, out);
       if (st == PMIX_SUCCESS) return out;
       if (st != PMIX_ERR_NOT_FOUND || std::chrono::steady_clock::now() > deadline) {
-        throw Error(kErrOther, std::string("bootstrap: PMIx_Get(") + kInitKey + ") from rank " +
-                                   std::to_string(rank) + ": " + pmixError(st));
+        getFailed(rank, kInitKey, st);
       }
       const auto until = std::chrono::steady_clock::now() +
                          std::chrono::microseconds(std::min(1000U, 10U << std::min(attempt, 7U)));
@@ -227,8 +218,14 @@ class Pmix final : public Bootstrap {
     if (failed_.load(std::memory_order_acquire)) throw Error(kErrOther, failure());
   }
 
-  /// One PMIx_Get_nb of rank r's start-up blob, waited for while the transport progresses.
-  pmix_status_t getOnce(int rank, std::vector<std::byte>& out) {
+  [[noreturn]] static void getFailed(int rank, const char* key, pmix_status_t st) {
+    throw Error(kErrOther, std::string("bootstrap: PMIx_Get(") + key + ") from rank " +
+                               std::to_string(rank) + ": " + pmixError(st));
+  }
+
+  /// One PMIx_Get_nb of rank r's byte blob under `key`, waited for while the transport
+  /// progresses.
+  pmix_status_t getOnce(int rank, const char* key, std::vector<std::byte>& out) {
     struct Got {
       std::atomic<bool> done{false};
       pmix_status_t status = PMIX_SUCCESS;
@@ -242,7 +239,7 @@ class Pmix final : public Bootstrap {
     int timeout = kLookupTimeoutS;
     PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &timeout, PMIX_INT);
     pmix_status_t rc = PMIx_Get_nb(
-        &peer, kInitKey, &info, 1,
+        &peer, key, &info, 1,
         [](pmix_status_t st, pmix_value_t* v, void* cbdata) {
           auto* gg = static_cast<Got*>(cbdata);
           gg->status = st;
