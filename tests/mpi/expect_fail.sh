@@ -21,6 +21,18 @@ max_seconds="$(($1 * ${ONESIDED_TEST_TIME_SCALE:-1}))"
 regex="$2"
 program="$3"
 shift 3
+# The launcher's own --timeout N stretches by the same scale: otherwise on a slow machine the
+# launcher would kill a job that is still inside the (scaled) limit checked below.
+args=()
+prev=""
+for a in "$@"; do
+  if [ "$prev" = "--timeout" ] && [[ "$a" =~ ^[0-9]+$ ]]; then
+    a=$((a * ${ONESIDED_TEST_TIME_SCALE:-1}))
+  fi
+  args+=("$a")
+  prev="$a"
+done
+set -- "${args[@]}"
 
 out="$(mktemp)"
 err="$(mktemp)"
