@@ -15,11 +15,23 @@ if [ "${ONESIDED_SKIP_DEPS:-0}" != 1 ]; then
   "$here/tests/install_deps.sh"
 fi
 
-echo "== clang-format"
 status=0
+failures=()
+# failed STAGE [CTEST_BUILD_DIR]: records a failed stage, with the tests ctest saw fail in it, for
+# the summary printed last (a CI log is often read from its end).
+failed() {
+  status=1
+  local what="$1" log="${2:-}/Testing/Temporary/LastTestsFailed.log"
+  if [ -n "${2:-}" ] && [ -s "$log" ]; then
+    what+=": $(cut -d: -f2- "$log" | tr '\n' ' ')"
+  fi
+  failures+=("$what")
+}
+
+echo "== clang-format"
 if command -v clang-format >/dev/null; then
   (cd "$here" && git ls-files '*.cpp' '*.hpp' '*.c' '*.h' | xargs clang-format --dry-run -Werror) ||
-    status=1
+    failed "clang-format"
 else
   echo "clang-format not installed: format not checked"
 fi
@@ -29,18 +41,25 @@ cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j "$jobs"
 
 echo "== tests"
-(cd "$build" && ctest --output-on-failure -j "$jobs" --timeout 600) || status=1
+(cd "$build" && ctest --output-on-failure -j "$jobs" --timeout 600) || failed "host ctest" "$build"
 
 echo "== cluster (tests/cluster): mpirun, srun --mpi=pmix on one node and on 3 namespace hosts"
 # Root only (network namespaces, slurmd); stops its daemons and deletes its namespaces itself.
 # About 2 minutes; the outer timeout is a backstop (the script cleans up on TERM).
-timeout -k 30 900 bash "$here/tests/cluster/run.sh" "$build" || status=1
+timeout -k 30 900 bash "$here/tests/cluster/run.sh" "$build" || failed "cluster (tests/cluster/run.sh)"
 
 echo "== soft-RoCE VM (tests/rxe): the suites over the verbs transport and UCX on rxe0"
 # The host's kernel has no RDMA; the VM runs Debian's kernel with rxe, under TCG, and this build
 # from the host's root over 9p. About 20 minutes on 2 cores (4 in the unit suites, 5 for the
 # programs on verbs, 11 for them on UCX over rxe0); the budget only guards against a hang.
-bash "$here/tests/rxe/vm.sh" --timeout 2700 -- "$here/tests/rxe/suite.sh" "$build" || status=1
+rm -f "$build/rxe-failures.txt"
+if ! bash "$here/tests/rxe/vm.sh" --timeout 2700 -- "$here/tests/rxe/suite.sh" "$build"; then
+  failed "soft-RoCE VM"
+  # suite.sh lists each failed step and its tests there (the build directory is shared over 9p).
+  if [ -s "$build/rxe-failures.txt" ]; then
+    while IFS= read -r line; do failures+=("  $line"); done <"$build/rxe-failures.txt"
+  fi
+fi
 
 echo "== ASan + UBSan build, unit suites"
 asan="$build-asan"
@@ -49,13 +68,13 @@ cmake -S "$here" -B "$asan" -DCMAKE_BUILD_TYPE=Debug -DONESIDED_SANITIZE=address
 cmake --build "$asan" -j "$jobs"
 (cd "$asan" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --output-on-failure -j "$jobs" -L unit --timeout 900) || status=1
+  ctest --output-on-failure -j "$jobs" -L unit --timeout 900) || failed "ASan+UBSan unit" "$asan"
 echo "== ASan + UBSan: the launcher and the MPI programs that must succeed"
 # Not the ones that end ranks on purpose (crash, abort, exit without MPI_Finalize): ASan turns
 # those into its own reports; nor the Open MPI comparisons (their second build is not ours).
 (cd "$asan" && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --output-on-failure -j "$jobs" -L mpi -E 'compare|crash|abort|fatal' --timeout 900) ||
-  status=1
+  failed "ASan+UBSan MPI programs" "$asan"
 
 echo "== TSan build (UCX off: its memory hooks do not run under TSan), unit suites"
 tsan="$build-tsan"
@@ -63,9 +82,13 @@ cmake -S "$here" -B "$tsan" -DCMAKE_BUILD_TYPE=Debug -DONESIDED_SANITIZE=thread 
   -DONESIDED_WITH_UCX=OFF -DONESIDED_BUILD_BENCH=OFF -DONESIDED_BUILD_EXAMPLES=OFF >/dev/null
 cmake --build "$tsan" -j "$jobs" --target unit_tests
 (cd "$tsan" && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j "$jobs" -L unit \
-  --timeout 900) || status=1
+  --timeout 900) || failed "TSan unit" "$tsan"
 
+echo "== summary"
 if [ "$status" -ne 0 ]; then
-  echo "FAILED: see the output above"
+  echo "FAILED stages (details in the output above):"
+  printf '  - %s\n' "${failures[@]}"
+else
+  echo "all stages passed"
 fi
 exit "$status"

@@ -12,7 +12,19 @@
 set -uo pipefail
 build="$(cd "${1:?usage: suite.sh BUILD_DIR}" && pwd)"
 status=0
-step() { echo "== rxe: $*"; }
+current=""
+step() {
+  current="$*"
+  echo "== rxe: $*"
+}
+# failed [CTEST]: notes the current step as failed in $build/rxe-failures.txt, which the host's
+# run_all.sh prints in its summary; with CTEST, the tests ctest saw fail.
+failed() {
+  status=1
+  local line="$current" log="$build/Testing/Temporary/LastTestsFailed.log"
+  if [ -n "${1:-}" ] && [ -s "$log" ]; then line+=": $(cut -d: -f2- "$log" | tr '\n' ' ')"; fi
+  echo "$line" >>"$build/rxe-failures.txt"
+}
 
 if ! ibv_devinfo -d rxe0 2>/dev/null | grep -q PORT_ACTIVE; then
   echo "suite.sh: rxe0 is not active here (run me through tests/rxe/vm.sh)" >&2
@@ -25,7 +37,7 @@ export ONESIDED_TEST_TIME_SCALE=4
 
 step "unit suites on the verbs transport"
 "$build/tests/unit/unit_tests" --gtest_filter='*verbs*:*Verbs*' --gtest_color=no \
-  --gtest_brief=1 || status=1
+  --gtest_brief=1 || failed
 
 step "launcher failure handling, ONESIDED_TRANSPORT=verbs"
 # Alone and with twice the scale: what they check is that the job ends by itself with the right
@@ -33,15 +45,15 @@ step "launcher failure handling, ONESIDED_TRANSPORT=verbs"
 # and sharing the emulated CPUs with an 8-rank program made them miss a 12 s limit on a loaded
 # host (16-21 s) although the launcher reacted at once.
 (cd "$build" && ONESIDED_TEST_TIME_SCALE=8 ONESIDED_TRANSPORT=verbs ctest -L launcher \
-  --output-on-failure --timeout 600 -j 1) || status=1
+  --output-on-failure --timeout 600 -j 1) || failed ctest
 
 step "MPI programs, ONESIDED_TRANSPORT=verbs"
 (cd "$build" && ONESIDED_TRANSPORT=verbs ctest -L mpi -E compare \
-  --output-on-failure --timeout 600 -j 2) || status=1
+  --output-on-failure --timeout 600 -j 2) || failed ctest
 
 step "MPI programs, ONESIDED_TRANSPORT=ucx over rxe0"
 (cd "$build" && ONESIDED_TRANSPORT=ucx UCX_NET_DEVICES=rxe0:1 UCX_TLS=rc_verbs,ud_verbs,self \
-  UCX_IB_GID_INDEX=0 ctest -L mpi -E compare --output-on-failure --timeout 300 -j 2) || status=1
+  UCX_IB_GID_INDEX=0 ctest -L mpi -E compare --output-on-failure --timeout 300 -j 2) || failed ctest
 
 if [ "$status" -ne 0 ]; then echo "== rxe: FAILED"; else echo "== rxe: all passed"; fi
 exit "$status"
