@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -26,7 +27,12 @@ struct ChunkHeader {
   std::uint64_t total;
   std::uint64_t len;
   std::uint64_t poison;  // the sender's error class (SendOp::poison), or 0
+  std::uint64_t kind;    // kData, or kReady: the payload is [address][key] of the whole stream
 };
+constexpr std::uint64_t kData = 0;
+constexpr std::uint64_t kReady = 1;
+// A receiver reads a rendezvous stream by this many pieces per getv and flush.
+constexpr std::size_t kGetBatch = 1024;
 
 std::size_t envSize(const char* name, std::size_t dflt, std::size_t lo, std::size_t hi) {
   const char* v = std::getenv(name);
@@ -64,6 +70,9 @@ void unpackTo(Cursor& c, void* base, const std::byte* in, std::size_t len) {
 
 std::size_t streamBytes(const Stream& s) { return s.count * s.type->size(); }
 
+// Streams from this size go by rendezvous unless ONESIDED_COLL_ZCOPY says otherwise.
+constexpr std::size_t kZeroCopyDefault = std::size_t{16} << 10;
+
 }  // namespace
 
 struct Channel::SendState {
@@ -72,7 +81,11 @@ struct Channel::SendState {
   std::uint64_t total = 0;
   std::uint64_t chunks = 0;
   std::uint64_t done = 0;
-  [[nodiscard]] bool finished() const { return done == chunks; }
+  bool rendezvous = false;  // a candidate until the first chunk is written
+  bool waitFin = false;     // ready-to-send written, waiting for the receiver's fin
+  std::uint64_t fin = 0;    // the peer's fin count that ends it
+  std::unique_ptr<transport::MemoryRegion> exposed;
+  [[nodiscard]] bool finished() const { return done == chunks && !waitFin; }
 };
 
 struct Channel::RecvState {
@@ -102,6 +115,8 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
   const std::size_t payload = envSize("ONESIDED_COLL_CHUNK", dflt, 8, std::size_t{64} << 20);
   half_ = (sizeof(ChunkHeader) + payload + kLine - 1) / kLine * kLine;
   inflight_ = static_cast<int>(envSize("ONESIDED_COLL_INFLIGHT", 4, 1, 1 << 20));
+  zcopyMin_ =
+      envSize("ONESIDED_COLL_ZCOPY", kZeroCopyDefault, 0, std::numeric_limits<std::size_t>::max());
   if (const char* a = std::getenv("ONESIDED_COLL_ALG"); a != nullptr && *a != '\0') {
     const std::string s(a);
     if (s == "linear") {
@@ -112,10 +127,10 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
       throw Error(kErrArg, "ONESIDED_COLL_ALG=" + s + ": expected auto, linear or tree");
     }
   }
-  regionBytes_ = 2 * p * kLine + p * depth_ * half_;
+  regionBytes_ = 3 * p * kLine + p * depth_ * half_;
   region_ = ctx_.transport().registerMemory(nullptr, regionBytes_, transport::Placement::kAllocate,
                                             transport::Access::kRemoteWrite);
-  std::memset(region_->base(), 0, 2 * p * kLine);
+  std::memset(region_->base(), 0, 3 * p * kLine);
   staging_.resize(half_);
 }
 
@@ -174,8 +189,12 @@ std::size_t Channel::consumedOff(int member) const {
   return (ranks_.size() + static_cast<std::size_t>(member)) * kLine;
 }
 
+std::size_t Channel::finOff(int member) const {
+  return (2 * ranks_.size() + static_cast<std::size_t>(member)) * kLine;
+}
+
 std::size_t Channel::slotOff(int member, std::uint64_t chunk) const {
-  return 2 * ranks_.size() * kLine +
+  return 3 * ranks_.size() * kLine +
          (static_cast<std::size_t>(member) * depth_ + chunk % depth_) * half_;
 }
 
@@ -184,8 +203,11 @@ std::uint64_t Channel::loadLocal(std::size_t off) const {
   return std::atomic_ref<std::uint64_t>(*w).load(std::memory_order_acquire);
 }
 
-void Channel::writeCounter(int member, std::size_t off, std::uint64_t value, bool arrived) {
+void Channel::writeCounter(int member, Counter which, std::uint64_t value) {
   Peer& p = resolve(member);
+  const std::size_t off = which == Counter::kArrived    ? arrivedOff(me_)
+                          : which == Counter::kConsumed ? consumedOff(me_)
+                                                        : finOff(me_);
   if (p.direct != nullptr) {
     auto* w = reinterpret_cast<std::uint64_t*>(p.direct + off);
     std::atomic_ref<std::uint64_t>(*w).store(value, std::memory_order_release);
@@ -193,7 +215,7 @@ void Channel::writeCounter(int member, std::size_t off, std::uint64_t value, boo
   }
   auto& ep = ctx_.endpoint(ranks_[static_cast<std::size_t>(member)]);
   if (p.outPending) ep.flush();  // the last counter put may still read its source word
-  std::uint64_t& src = arrived ? p.outArrived : p.outConsumed;
+  std::uint64_t& src = p.out[static_cast<std::size_t>(which)];
   src = value;
   transport::Iov iov{&src, sizeof src};
   (void)ep.put({&iov, 1}, p.base + off, *p.key);
@@ -204,7 +226,14 @@ void Channel::writeCounter(int member, std::size_t off, std::uint64_t value, boo
 bool Channel::trySend(SendState& s) {
   const int peer = s.op->peer;
   Peer& p = resolve(peer);
+  if (s.waitFin) {
+    if (loadLocal(finOff(peer)) < s.fin) return false;
+    s.waitFin = false;  // the receiver has read the whole stream
+    s.exposed.reset();
+    return true;
+  }
   if (p.sent - loadLocal(consumedOff(peer)) >= depth_) return false;
+  if (s.rendezvous && startRendezvous(s, p)) return true;
   const std::size_t payloadMax = half_ - sizeof(ChunkHeader);
   const std::uint64_t pos = s.done * payloadMax;
   const std::size_t len =
@@ -212,26 +241,102 @@ bool Channel::trySend(SendState& s) {
   if (s.op->avail != nullptr && pos + len > *s.op->avail) return false;  // not received yet
   int poison = s.op->poison;
   if (poison == 0 && s.op->livePoison != nullptr) poison = *s.op->livePoison;
-  const ChunkHeader h{s.total, len, static_cast<std::uint64_t>(poison)};
-  const std::size_t off = slotOff(me_, p.sent);
-  if (p.direct != nullptr) {
-    std::byte* dst = p.direct + off;
-    std::memcpy(dst, &h, sizeof h);
-    packFrom(*s.cursor, s.op->src.buf, dst + sizeof h, len);
-  } else {
-    std::memcpy(staging_.data(), &h, sizeof h);
-    packFrom(*s.cursor, s.op->src.buf, staging_.data() + sizeof h, len);
+  const ChunkHeader h{s.total, len, static_cast<std::uint64_t>(poison), kData};
+  std::byte* dst = chunkBuffer(p);
+  std::memcpy(dst, &h, sizeof h);
+  packFrom(*s.cursor, s.op->src.buf, dst + sizeof h, len);
+  postChunk(peer, p, sizeof h + len);
+  ++s.done;
+  return true;
+}
+
+std::byte* Channel::chunkBuffer(Peer& p) {
+  return p.direct != nullptr ? p.direct + slotOff(me_, p.sent) : staging_.data();
+}
+
+void Channel::postChunk(int peer, Peer& p, std::size_t bytes) {
+  if (p.direct == nullptr) {
     auto& ep = ctx_.endpoint(ranks_[static_cast<std::size_t>(peer)]);
-    transport::Iov iov{staging_.data(), sizeof h + len};
-    (void)ep.put({&iov, 1}, p.base + off, *p.key);
+    transport::Iov iov{staging_.data(), bytes};
+    (void)ep.put({&iov, 1}, p.base + slotOff(me_, p.sent), *p.key);
     // The count is written only once the chunk is known to be complete at the peer.
     ep.flush();
     p.outPending = false;
   }
   ++p.sent;
-  ++s.done;
-  writeCounter(peer, arrivedOff(me_), p.sent, /*arrived=*/true);
+  writeCounter(peer, Counter::kArrived, p.sent);
+}
+
+bool Channel::startRendezvous(SendState& s, Peer& p) {
+  s.rendezvous = false;  // decided now: rendezvous, or chunks from here on
+  std::unique_ptr<transport::MemoryRegion> mr;
+  try {
+    // The stream is contiguous: its packed bytes are the buffer's first total bytes.
+    mr = ctx_.transport().registerMemory(const_cast<void*>(s.op->src.buf), s.total,
+                                         transport::Placement::kExpose,
+                                         transport::Access::kRemoteRead);
+  } catch (const std::exception& e) {
+    log::coll().debug("send buffer {} ({} bytes) not exposed, copied through scratch: {}",
+                      s.op->src.buf, s.total, e.what());
+    return false;
+  }
+  const std::vector<std::byte> key = mr->packRkey();
+  // The buffer's own address: a transport may report its registration's base rounded down.
+  const std::uint64_t raddr = reinterpret_cast<std::uintptr_t>(s.op->src.buf);
+  const std::size_t len = sizeof raddr + key.size();
+  if (sizeof(ChunkHeader) + len > half_) return false;  // chunks too small for the key
+  const ChunkHeader h{s.total, len, 0, kReady};
+  std::byte* dst = chunkBuffer(p);
+  std::memcpy(dst, &h, sizeof h);
+  std::memcpy(dst + sizeof h, &raddr, sizeof raddr);
+  std::memcpy(dst + sizeof h + sizeof raddr, key.data(), key.size());
+  postChunk(s.op->peer, p, sizeof h + len);
+  s.chunks = 1;
+  s.done = 1;
+  s.waitFin = true;
+  s.fin = ++p.rdvSent;
+  s.exposed = std::move(mr);
   return true;
+}
+
+void Channel::finishRendezvous(RecvState& r, const std::byte* payload, std::size_t len) {
+  const int peer = r.op->peer;
+  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  if (r.errorClass == 0 && r.cursor->total() > 0) {
+    try {
+      std::uint64_t raddr = 0;
+      std::memcpy(&raddr, payload, sizeof raddr);
+      auto& ep = ctx_.endpoint(ranks_[static_cast<std::size_t>(peer)]);
+      const auto key = ep.unpackRkey({payload + sizeof raddr, len - sizeof raddr});
+      // Each contiguous piece of the receive buffer, read from its place in the stream.
+      std::vector<transport::Iov> iov;
+      std::vector<std::uint64_t> from;
+      Datatype::Segment seg{};
+      const auto b = reinterpret_cast<std::uintptr_t>(r.base);
+      std::uint64_t pos = 0;
+      for (;;) {
+        const bool more = r.cursor->next(std::size_t{1} << 30, seg);
+        if (more) {
+          iov.push_back(
+              {reinterpret_cast<void*>(b + static_cast<std::uintptr_t>(seg.offset)), seg.len});
+          from.push_back(raddr + pos);
+          pos += seg.len;
+        }
+        if (iov.size() == kGetBatch || (!more && !iov.empty())) {
+          (void)ep.getv(iov, from, *key);
+          ep.flush();
+          iov.clear();
+          from.clear();
+        }
+        if (!more) break;
+      }
+    } catch (const Error& e) {
+      r.errorClass = e.errorClass();
+      r.error = std::string("reading rank ") + std::to_string(peer) + "'s data: " + e.what();
+    }
+  }
+  // Written even after an error, so the sender does not wait for ever.
+  writeCounter(peer, Counter::kFin, ++p.rdvDone);
 }
 
 bool Channel::tryRecv(RecvState& r) {
@@ -262,14 +367,21 @@ bool Channel::tryRecv(RecvState& r) {
       r.cursor.emplace(*r.op->dst.type, r.op->dst.count);
     }
   }
-  if (r.errorClass == 0) unpackTo(*r.cursor, r.base, chunk + sizeof h, h.len);
+  std::uint64_t got = h.len;
+  if (h.kind == kReady) {
+    r.chunks = 1;
+    finishRendezvous(r, chunk + sizeof h, h.len);
+    got = h.total;
+  } else if (r.errorClass == 0) {
+    unpackTo(*r.cursor, r.base, chunk + sizeof h, h.len);
+  }
   if (r.op->progress != nullptr) {
-    *r.op->progress = r.errorClass == 0 ? *r.op->progress + h.len : UINT64_MAX;
+    *r.op->progress = r.errorClass == 0 ? *r.op->progress + got : UINT64_MAX;
   }
   if (r.op->errorOut != nullptr && r.errorClass != 0) *r.op->errorOut = r.errorClass;
   ++p.received;
   ++r.done;
-  writeCounter(peer, consumedOff(me_), p.received, /*arrived=*/false);
+  writeCounter(peer, Counter::kConsumed, p.received);
   return true;
 }
 
@@ -283,6 +395,9 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs) 
     s.total = streamBytes(sends[i].src);
     s.chunks = std::max<std::uint64_t>(1, (s.total + payloadMax - 1) / payloadMax);
     s.cursor.emplace(*sends[i].src.type, sends[i].src.count);
+    s.rendezvous = zcopyMin_ > 0 && s.total >= zcopyMin_ && sends[i].src.type->contiguous() &&
+                   sends[i].poison == 0 && sends[i].avail == nullptr &&
+                   sends[i].livePoison == nullptr;
   }
   for (std::size_t i = 0; i < recvs.size(); ++i) {
     rs[i].op = &recvs[i];
@@ -295,6 +410,10 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs) 
       if (s.finished()) continue;
       if (active++ >= inflight_) break;
       const int peer = s.op->peer;
+      if (s.waitFin) {
+        if (loadLocal(finOff(peer)) >= s.fin) return true;
+        continue;
+      }
       if (s.op->avail != nullptr) {
         const std::uint64_t pos = s.done * payloadMax;
         if (pos + std::min<std::uint64_t>(payloadMax, s.total - pos) > *s.op->avail) continue;

@@ -2,7 +2,8 @@
 // A communicator's scratch region: what every collective moves its data through. Each member
 // registers (transport-allocated, so on-node peers load and store it directly)
 //
-//   [arrived: one 64-byte line per member][consumed: one line per member][slots: one per member]
+//   [arrived: one 64-byte line per member][consumed: one line per member][fin: one line per
+//    member][slots: one per member]
 //
 // Slot s at rank r belongs to the pair (s -> r) alone: rank s writes chunks of packed data
 // there with one-sided puts (or stores, on the load / store path) and then, once the data is
@@ -13,11 +14,20 @@
 // over the communicator's life, so consecutive collectives need no reset and a fast rank cannot
 // confuse a slow one.
 //
+// Large streams go without the slots (rendezvous): when the sender's stream is one contiguous
+// run of at least ONESIDED_COLL_ZCOPY bytes, it exposes that buffer (registered for remote
+// reads) and writes a single "ready to send" chunk carrying its address and key instead of the
+// data; the receiver gets the bytes straight into its receive buffer (its own type map: one
+// get per contiguous piece, cross-memory attach or RDMA read), and once they are complete
+// writes the sender's fin[r] counter, a third line per member, which releases the sender's
+// buffer. One copy instead of two, and no handshake per chunk.
+//
 // There is no matching and no tags: a collective's algorithm decides, on both sides, which
 // member writes which stream to which member in which phase; run() moves one phase. Sends are
 // started in the order given (a staggered schedule) with a bounded number in flight.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -91,6 +101,8 @@ class Channel {
 
   /// How many sends of a phase are in flight at once (ONESIDED_COLL_INFLIGHT, default 4).
   [[nodiscard]] int inflight() const noexcept { return inflight_; }
+  /// Streams from this many bytes go by rendezvous (ONESIDED_COLL_ZCOPY; 0: never).
+  [[nodiscard]] std::size_t zeroCopyMin() const noexcept { return zcopyMin_; }
   /// ONESIDED_COLL_ALG as read when the communicator was made: 0 auto, 1 linear, 2 tree.
   [[nodiscard]] int algorithm() const noexcept { return algorithm_; }
 
@@ -103,20 +115,30 @@ class Channel {
     bool resolved = false;
     std::uint64_t sent = 0;      // chunks written into the peer's slot for me
     std::uint64_t received = 0;  // chunks consumed from my slot for the peer
+    std::uint64_t rdvSent = 0;   // rendezvous sends started to the peer (its fins awaited)
+    std::uint64_t rdvDone = 0;   // rendezvous receives from the peer completed (fins written)
     // Source words of counter puts (a put may read its source until the next flush).
-    std::uint64_t outArrived = 0;
-    std::uint64_t outConsumed = 0;
+    std::array<std::uint64_t, 3> out{};
     bool outPending = false;
   };
+  enum class Counter { kArrived, kConsumed, kFin };
   struct SendState;
   struct RecvState;
 
   Peer& resolve(int member);
   [[nodiscard]] std::size_t arrivedOff(int member) const;
   [[nodiscard]] std::size_t consumedOff(int member) const;
+  [[nodiscard]] std::size_t finOff(int member) const;
   [[nodiscard]] std::size_t slotOff(int member, std::uint64_t chunk) const;
   [[nodiscard]] std::uint64_t loadLocal(std::size_t off) const;
-  void writeCounter(int member, std::size_t off, std::uint64_t value, bool arrived);
+  void writeCounter(int member, Counter which, std::uint64_t value);
+  /// Where the next chunk to `p` is written: its slot (load / store path) or the staging buffer.
+  std::byte* chunkBuffer(Peer& p);
+  /// Publishes the chunk just written by chunkBuffer() (a put and flush, unless it was stored)
+  /// and then the peer's arrived counter.
+  void postChunk(int peer, Peer& p, std::size_t bytes);
+  bool startRendezvous(SendState& s, Peer& p);
+  void finishRendezvous(RecvState& r, const std::byte* payload, std::size_t len);
   bool trySend(SendState& s);
   bool tryRecv(RecvState& r);
 
@@ -132,6 +154,7 @@ class Channel {
   std::vector<std::byte> staging_;  // chunks bound for peers reached by put
   int inflight_ = 4;
   int algorithm_ = 0;
+  std::size_t zcopyMin_ = 0;
 };
 
 }  // namespace onesided::detail

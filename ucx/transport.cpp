@@ -159,7 +159,7 @@ class UcxRegion final : public MemoryRegion {
       checkUcs(s, "ucp_rkey_pack");
     }
     KeyHeader h{static_cast<std::uint64_t>(getpid()),
-                placement == Placement::kRegister ? 1U : 0U,
+                placement != Placement::kAllocate ? 1U : 0U,
                 node,
                 reinterpret_cast<std::uint64_t>(base_),
                 len,
@@ -170,7 +170,10 @@ class UcxRegion final : public MemoryRegion {
     std::memcpy(rkey_.data() + sizeof h, buf, size);
     ucp_rkey_buffer_release(buf);
     SPDLOG_LOGGER_DEBUG(&log::ucx(), "mapped {} bytes at {} ({}), rkey {} bytes", len, base_,
-                        placement == Placement::kAllocate ? "allocated" : "registered", size);
+                        placement == Placement::kAllocate   ? "allocated"
+                        : placement == Placement::kRegister ? "registered"
+                                                            : "exposed",
+                        size);
   }
   ~UcxRegion() override {
     if (memh_ != nullptr) {

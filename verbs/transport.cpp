@@ -190,8 +190,12 @@ class VerbsRegion final : public MemoryRegion {
     }
     base_ = base;
     if (len > 0) {
-      int flags = IBV_ACCESS_LOCAL_WRITE;
       const auto a = static_cast<unsigned>(access);
+      // Exposed for remote reads only (a collective's send buffer, which may be read-only
+      // memory): no local write access, which ibv_reg_mr refuses on read-only pages.
+      int flags = placement == Placement::kExpose && a == static_cast<unsigned>(Access::kRemoteRead)
+                      ? 0
+                      : IBV_ACCESS_LOCAL_WRITE;
       if ((a & static_cast<unsigned>(Access::kRemoteRead)) != 0) flags |= IBV_ACCESS_REMOTE_READ;
       if ((a & static_cast<unsigned>(Access::kRemoteWrite)) != 0) flags |= IBV_ACCESS_REMOTE_WRITE;
       if ((a & static_cast<unsigned>(Access::kRemoteAtomic)) != 0) {
@@ -236,6 +240,36 @@ class VerbsRegion final : public MemoryRegion {
   std::size_t len_;
   ibv_mr* mr_ = nullptr;
   std::function<void(VerbsRegion*, bool)> track_;
+};
+
+/// A buffer exposed for remote reads through a registration of the cache (a collective's send
+/// buffer): holds the entry, so it stays registered until this goes.
+class CachedRegion final : public MemoryRegion {
+ public:
+  CachedRegion(RegCache& cache, RegCache::Entry* e, void* base, std::size_t len)
+      : cache_(cache), entry_(e), base_(base), len_(len) {}
+  ~CachedRegion() override { cache_.release(entry_); }
+  CachedRegion(const CachedRegion&) = delete;
+  CachedRegion& operator=(const CachedRegion&) = delete;
+  [[nodiscard]] void* base() const override { return base_; }
+  [[nodiscard]] std::size_t length() const override { return len_; }
+  [[nodiscard]] std::vector<std::byte> packRkey() const override {
+    // The same layout as VerbsRegion's.
+    std::vector<std::byte> out(sizeof(std::uint64_t) * 2 + sizeof(std::uint32_t));
+    const auto b = reinterpret_cast<std::uint64_t>(base_);
+    const std::uint64_t l = len_;
+    const std::uint32_t rkey = static_cast<ibv_mr*>(entry_->reg.handle)->rkey;
+    std::memcpy(out.data(), &b, 8);
+    std::memcpy(out.data() + 8, &l, 8);
+    std::memcpy(out.data() + 16, &rkey, 4);
+    return out;
+  }
+
+ private:
+  RegCache& cache_;
+  RegCache::Entry* entry_;
+  void* base_;
+  std::size_t len_;
 };
 
 class VerbsKey final : public RemoteKey {
@@ -360,7 +394,8 @@ class VerbsTransport final : public Transport {
     regcache_ = std::make_unique<RegCache>(
         [this](void* base, std::size_t len, RegCache::Registration& out) {
           // Local write: a get lands in the buffer. Read-only memory fails here and is copied.
-          ibv_mr* mr = ibv_reg_mr(pd_, base, len, IBV_ACCESS_LOCAL_WRITE);
+          // Remote read: a collective exposes its send buffers from this cache (kExpose).
+          ibv_mr* mr = ibv_reg_mr(pd_, base, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
           if (mr == nullptr) return false;
           out.handle = mr;
           out.lkey = mr->lkey;
@@ -408,6 +443,12 @@ class VerbsTransport final : public Transport {
   }
   std::unique_ptr<MemoryRegion> registerMemory(void* base, std::size_t len, Placement placement,
                                                Access access) override {
+    if (placement == Placement::kExpose && access == Access::kRemoteRead && len > 0) {
+      // Collectives expose the same buffers call after call: the cache saves the pinning.
+      if (RegCache::Entry* e = cached(base, len); e != nullptr) {
+        return std::make_unique<CachedRegion>(*regcache_, e, base, len);
+      }
+    }
     return std::make_unique<VerbsRegion>(pd_, base, len, placement, access,
                                          [this](VerbsRegion* r, bool add) { track(r, add); });
   }

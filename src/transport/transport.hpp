@@ -23,8 +23,10 @@ enum class Access : unsigned {
 };
 
 /// Whether the transport allocates the memory (and may place it in shared memory, so on-node
-/// peers can load / store it directly) or registers memory the caller owns.
-enum class Placement { kAllocate, kRegister };
+/// peers can load / store it directly) or registers memory the caller owns. kExpose registers
+/// memory the caller owns for a short time (one collective's buffer): nothing about its pages
+/// changes (no sharing), so peers reach it by put / get only (cross-memory attach on a node).
+enum class Placement { kAllocate, kRegister, kExpose };
 
 enum class AtomicOp { kFetchAdd, kCompareSwap, kSwap };
 

@@ -42,6 +42,7 @@ progs="launcher/launcher_modes mpi/mapvals_get mpi/mapvals_put mpi/passive_acc m
        mpi/create_shared mpi/env_query mpi/mapvals_indexed mpi/pscw mpi/rma_requests
        mpi/dynamic_win mpi/gather_examples mpi/scatter_alltoall mpi/coll_comm"
 progs=$(echo $progs)
+zcopy_progs="mpi/gather_examples mpi/scatter_alltoall"
 local_progs="$progs mpi/win_attrs mpi/putget_types"
 passed=0
 failed=0
@@ -143,6 +144,11 @@ rc=0
 s() { local n=\$1; shift; if "\$@" >$log/step.out 2>&1; then echo "ok \$n"; else echo "FAIL \$n"; tail -n 20 $log/step.out; rc=1; fi; }
 s up bash -c "ONESIDED_LOG=core=debug timeout -k 5 60 srun --mpi=pmix $build/tests/launcher/launcher_modes >$log/up 2>&1 && check_up_lines 6 2 $log/up"
 for p in $progs; do s "\$(basename \$p)" timeout -k 5 120 srun --mpi=pmix $build/tests/\$p; done
+# The collectives again with (almost) every stream by rendezvous: receivers read the senders'
+# exposed buffers across the hosts.
+for p in $zcopy_progs; do
+  s "\$(basename \$p) zcopy" env ONESIDED_COLL_ZCOPY=8 timeout -k 5 120 srun --mpi=pmix $build/tests/\$p
+done
 s killed $expect_fail 10 "$srun_killed" $build/tests/launcher/launcher_modes timeout -k 5 60 srun --mpi=pmix $build/tests/launcher/launcher_modes sigkill
 exit \$rc
 EOF
@@ -171,6 +177,9 @@ step "mpirun 3 hosts x2: pmix bootstrap, node peers" bash -c "
     check_up_lines 6 2 $log/up"
 for p in $progs; do
   step "mpirun 3 hosts x2 $(basename "$p")" mpirun_hosts "$build/tests/$p"
+done
+for p in $zcopy_progs; do
+  step "mpirun 3 hosts x2 $(basename "$p") zcopy" mpirun_hosts -x ONESIDED_COLL_ZCOPY=8 "$build/tests/$p"
 done
 step "mpirun 3 hosts x2: rank 1 killed" "$expect_fail" 10 "$mpirun_killed" \
   "$build/tests/launcher/launcher_modes" bash -c \

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Communicators and collectives with ranks as threads, over every transport of this build (the
 // self_deferred transport has no load / store path, so there every chunk and counter goes
-// through put + flush as on an RDMA NIC), with each algorithm forced and with a tiny scratch
-// chunk so every transfer is many chunks through the two halves of a slot.
+// through put + flush as on an RDMA NIC), with each algorithm forced, with streams from 64 bytes
+// by rendezvous (the receiver reads the sender's buffer), and with a tiny scratch chunk so every
+// transfer is many chunks through the two halves of a slot.
 #include <cstdlib>
 #include <numeric>
 #include <random>
@@ -26,12 +27,17 @@ class Collectives : public ::testing::TestWithParam<Param> {
     if (chunk != 0) {
       setenv("ONESIDED_COLL_CHUNK", std::to_string(chunk).c_str(), 1);
       setenv("ONESIDED_COLL_INFLIGHT", "1", 1);
+    } else {
+      // Streams of 64 bytes and more by rendezvous, smaller ones through the slots, so both
+      // meet in one collective (with tiny chunks no key fits a chunk: every stream is copied).
+      setenv("ONESIDED_COLL_ZCOPY", "64", 1);
     }
   }
   void TearDown() override {
     unsetenv("ONESIDED_COLL_ALG");
     unsetenv("ONESIDED_COLL_CHUNK");
     unsetenv("ONESIDED_COLL_INFLIGHT");
+    unsetenv("ONESIDED_COLL_ZCOPY");
   }
 };
 
