@@ -47,7 +47,7 @@ void alltoall(Comm& comm, const void* sbuf, int scount, const Datatype* stype, v
       pack(dst(r).buf, dst(r).count, rt, copy.data() + static_cast<std::size_t>(r) * bb, bb);
     }
     exchange(
-        comm, [&](int r) { return bytes(copy.data() + static_cast<std::size_t>(r) * bb, bb); },
+        comm, [&](int r) { return bytes(copy.data() + static_cast<std::size_t>(r) * bb, bb, &rt); },
         dst);
     return;
   }
@@ -92,7 +92,7 @@ void alltoallv(Comm& comm, const void* sbuf, const int* scounts, const int* sdis
         comm,
         [&](int r) {
           const auto i = static_cast<std::size_t>(r);
-          return bytes(copy.data() + off[i], off[i + 1] - off[i]);
+          return bytes(copy.data() + off[i], off[i + 1] - off[i], &rt);
         },
         dst);
     return;

@@ -24,11 +24,23 @@ constexpr std::size_t kLine = 64;
 // At the start of every chunk: the size of the whole stream (so the receiver checks it against
 // its own count before writing anything) and of this chunk's payload.
 struct ChunkHeader {
+  // The chunk's number (1, 2, ... per pair) when it was stored on the load / store path:
+  // written last, with release order, so a receiver polling this word sees a complete chunk
+  // (one cache line to watch instead of a separate counter). 0 when the chunk was put: then
+  // the arrived counter, written after the put is complete, says so.
+  std::uint64_t seq;
   std::uint64_t total;
   std::uint64_t len;
   std::uint64_t poison;  // the sender's error class (SendOp::poison), or 0
   std::uint64_t kind;    // kData, or kReady: the payload is [address][key] of the whole stream
+  std::uint64_t sig;     // 1 + the basic kind of every element of the stream, or 0 (mixed)
 };
+// Writes h at dst, except its seq word: postChunk() stores that (a receiver may be polling it).
+void writeHeader(std::byte* dst, const ChunkHeader& h) {
+  constexpr std::size_t kSkip = sizeof h.seq;
+  std::memcpy(dst + kSkip, reinterpret_cast<const std::byte*>(&h) + kSkip, sizeof h - kSkip);
+}
+
 constexpr std::uint64_t kData = 0;
 constexpr std::uint64_t kReady = 1;
 // A receiver reads a rendezvous stream by this many pieces per getv and flush.
@@ -69,6 +81,19 @@ void unpackTo(Cursor& c, void* base, const std::byte* in, std::size_t len) {
 }
 
 std::size_t streamBytes(const Stream& s) { return s.count * s.type->size(); }
+
+// The signature a chunk header carries: 1 + the stream's single basic kind, 0 when it has
+// several. MPI_BYTE and MPI_PACKED match anything here (the collectives' own packed streams are
+// bytes, and byte-typed programs move any data that way).
+bool wildKind(int k) { return k == datatypeOf<std::byte>().homogeneousKind() || k == kTypePacked; }
+std::uint64_t signatureOf(const Stream& s) {
+  const int k = (s.sig != nullptr ? s.sig : s.type)->homogeneousKind();
+  return k < 0 || wildKind(k) ? 0 : static_cast<std::uint64_t>(k) + 1;
+}
+std::string kindName(int k) {
+  const Datatype* t = Datatype::predefined(k);
+  return t != nullptr ? t->describe() : "kind " + std::to_string(k);
+}
 
 // Streams from this size go by rendezvous unless ONESIDED_COLL_ZCOPY says otherwise.
 constexpr std::size_t kZeroCopyDefault = std::size_t{16} << 10;
@@ -131,6 +156,13 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
   region_ = ctx_.transport().registerMemory(nullptr, regionBytes_, transport::Placement::kAllocate,
                                             transport::Access::kRemoteWrite);
   std::memset(region_->base(), 0, 3 * p * kLine);
+  for (std::size_t i = 0; i < p * depth_; ++i) {  // no chunk has arrived: every seq 0
+    std::memset(static_cast<std::byte*>(region_->base()) + 3 * p * kLine + i * half_, 0,
+                sizeof(std::uint64_t));
+  }
+  // The receiver tells the sender how far it has read every consumedBatch_ chunks, not after
+  // each one (a sender waits only when depth_ chunks are unread, so it is never stuck).
+  consumedBatch_ = std::max<std::size_t>(1, depth_ / 2);
   staging_.resize(half_);
 }
 
@@ -241,9 +273,10 @@ bool Channel::trySend(SendState& s) {
   if (s.op->avail != nullptr && pos + len > *s.op->avail) return false;  // not received yet
   int poison = s.op->poison;
   if (poison == 0 && s.op->livePoison != nullptr) poison = *s.op->livePoison;
-  const ChunkHeader h{s.total, len, static_cast<std::uint64_t>(poison), kData};
+  const ChunkHeader h{
+      0, s.total, len, static_cast<std::uint64_t>(poison), kData, signatureOf(s.op->src)};
   std::byte* dst = chunkBuffer(p);
-  std::memcpy(dst, &h, sizeof h);
+  writeHeader(dst, h);
   packFrom(*s.cursor, s.op->src.buf, dst + sizeof h, len);
   postChunk(peer, p, sizeof h + len);
   ++s.done;
@@ -255,16 +288,24 @@ std::byte* Channel::chunkBuffer(Peer& p) {
 }
 
 void Channel::postChunk(int peer, Peer& p, std::size_t bytes) {
-  if (p.direct == nullptr) {
-    auto& ep = ctx_.endpoint(ranks_[static_cast<std::size_t>(peer)]);
-    transport::Iov iov{staging_.data(), bytes};
-    (void)ep.put({&iov, 1}, p.base + slotOff(me_, p.sent), *p.key);
-    // The count is written only once the chunk is known to be complete at the peer.
-    ep.flush();
-    p.outPending = false;
+  if (p.direct != nullptr) {
+    auto* seq = reinterpret_cast<std::uint64_t*>(p.direct + slotOff(me_, p.sent));
+    std::atomic_ref<std::uint64_t>(*seq).store(++p.sent, std::memory_order_release);
+    return;
   }
+  auto& ep = ctx_.endpoint(ranks_[static_cast<std::size_t>(peer)]);
+  transport::Iov iov{staging_.data(), bytes};
+  (void)ep.put({&iov, 1}, p.base + slotOff(me_, p.sent), *p.key);
+  // The count is written only once the chunk is known to be complete at the peer.
+  ep.flush();
+  p.outPending = false;
   ++p.sent;
   writeCounter(peer, Counter::kArrived, p.sent);
+}
+
+bool Channel::arrived(int peer, const Peer& p) const {
+  return loadLocal(slotOff(peer, p.received)) == p.received + 1 ||
+         loadLocal(arrivedOff(peer)) > p.received;
 }
 
 bool Channel::startRendezvous(SendState& s, Peer& p) {
@@ -285,9 +326,9 @@ bool Channel::startRendezvous(SendState& s, Peer& p) {
   const std::uint64_t raddr = reinterpret_cast<std::uintptr_t>(s.op->src.buf);
   const std::size_t len = sizeof raddr + key.size();
   if (sizeof(ChunkHeader) + len > half_) return false;  // chunks too small for the key
-  const ChunkHeader h{s.total, len, 0, kReady};
+  const ChunkHeader h{0, s.total, len, 0, kReady, signatureOf(s.op->src)};
   std::byte* dst = chunkBuffer(p);
-  std::memcpy(dst, &h, sizeof h);
+  writeHeader(dst, h);
   std::memcpy(dst + sizeof h, &raddr, sizeof raddr);
   std::memcpy(dst + sizeof h + sizeof raddr, key.data(), key.size());
   postChunk(s.op->peer, p, sizeof h + len);
@@ -342,7 +383,7 @@ void Channel::finishRendezvous(RecvState& r, const std::byte* payload, std::size
 bool Channel::tryRecv(RecvState& r) {
   const int peer = r.op->peer;
   Peer& p = peers_[static_cast<std::size_t>(peer)];
-  if (loadLocal(arrivedOff(peer)) <= p.received) return false;
+  if (!arrived(peer, p)) return false;
   const std::byte* chunk =
       static_cast<const std::byte*>(region_->base()) + slotOff(peer, p.received);
   ChunkHeader h{};
@@ -362,6 +403,13 @@ bool Channel::tryRecv(RecvState& r) {
       r.error = "rank " + std::to_string(peer) + " sent " + std::to_string(h.total) +
                 " bytes where " + std::to_string(r.expected) + " bytes were expected (" +
                 std::to_string(r.op->dst.count) + " x " + r.op->dst.type->describe() + ")";
+    } else if (const std::uint64_t mine = signatureOf(r.op->dst);
+               h.sig != 0 && mine != 0 && h.sig != mine && h.total > 0) {
+      // Equal sizes, different basic types (MPI-3.1 §5.1: the type signatures must match).
+      r.errorClass = kErrType;
+      r.error = "rank " + std::to_string(peer) + " sent " + kindName(static_cast<int>(h.sig - 1)) +
+                " data where " + std::to_string(r.op->dst.count) + " x " +
+                r.op->dst.type->describe() + " was expected (the type signatures differ)";
     } else {
       r.base = const_cast<void*>(r.op->dst.buf);
       r.cursor.emplace(*r.op->dst.type, r.op->dst.count);
@@ -381,7 +429,7 @@ bool Channel::tryRecv(RecvState& r) {
   if (r.op->errorOut != nullptr && r.errorClass != 0) *r.op->errorOut = r.errorClass;
   ++p.received;
   ++r.done;
-  writeCounter(peer, Counter::kConsumed, p.received);
+  if (p.received % consumedBatch_ == 0) writeCounter(peer, Counter::kConsumed, p.received);
   return true;
 }
 
@@ -421,8 +469,7 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs) 
       if (resolve(peer).sent - loadLocal(consumedOff(peer)) < depth_) return true;
     }
     for (auto& r : rs) {
-      if (!r.finished() && loadLocal(arrivedOff(r.op->peer)) >
-                               peers_[static_cast<std::size_t>(r.op->peer)].received) {
+      if (!r.finished() && arrived(r.op->peer, peers_[static_cast<std::size_t>(r.op->peer)])) {
         return true;
       }
     }

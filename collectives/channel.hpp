@@ -49,6 +49,9 @@ struct Stream {
   const void* buf = nullptr;
   std::size_t count = 0;
   const Datatype* type = nullptr;
+  /// For packed bytes of typed data (trees): the type whose basic elements they hold, checked
+  /// against the other side's; null: `type` itself.
+  const Datatype* sig = nullptr;
 };
 
 struct SendOp {
@@ -137,6 +140,8 @@ class Channel {
   /// Publishes the chunk just written by chunkBuffer() (a put and flush, unless it was stored)
   /// and then the peer's arrived counter.
   void postChunk(int peer, Peer& p, std::size_t bytes);
+  /// Whether the next chunk from `peer` is complete in my slot for it.
+  [[nodiscard]] bool arrived(int peer, const Peer& p) const;
   bool startRendezvous(SendState& s, Peer& p);
   void finishRendezvous(RecvState& r, const std::byte* payload, std::size_t len);
   bool trySend(SendState& s);
@@ -147,6 +152,7 @@ class Channel {
   int me_;
   std::size_t half_ = 0;   // bytes per chunk buffer (header + payload)
   std::size_t depth_ = 2;  // chunk buffers per pair: chunks written and not yet consumed
+  std::size_t consumedBatch_ = 1;
   std::size_t regionBytes_ = 0;
   std::unique_ptr<transport::MemoryRegion> region_;
   std::function<std::vector<std::byte>(int)> lazyInfo_;  // connectLazily()

@@ -77,7 +77,9 @@ void checkNoAlias(const void* a, std::int64_t alo, std::int64_t ahi, const void*
   }
 }
 
-Stream bytes(const void* p, std::size_t n) { return {p, n, &datatypeOf<std::byte>()}; }
+Stream bytes(const void* p, std::size_t n, const Datatype* sig) {
+  return {p, n, &datatypeOf<std::byte>(), sig};
+}
 
 void localCopy(const Stream& src, const Stream& dst) {
   const std::size_t n = bytesOf(src.count, *src.type);

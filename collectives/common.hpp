@@ -62,8 +62,8 @@ inline std::size_t bytesOf(std::size_t count, const Datatype& t) { return count 
 /// This rank's own block: the packed stream of src unpacked into dst (signatures must agree in
 /// size, else kErrTruncate / kErrCount).
 void localCopy(const Stream& src, const Stream& dst);
-/// A packed byte range as a stream.
-Stream bytes(const void* p, std::size_t n);
+/// A packed byte range as a stream; `sig`: the type whose elements the bytes hold, if known.
+Stream bytes(const void* p, std::size_t n, const Datatype* sig = nullptr);
 
 /// Binomial tree rooted at `root`: ranks relative to the root (vr), children and subtree sizes.
 struct Tree {

@@ -67,17 +67,18 @@ void gather(Comm& comm, const void* sbuf, int scount, const Datatype* stype, voi
   }
   Tree t(p, me, root);
   std::vector<std::byte> tmp(static_cast<std::size_t>(t.subtree()) * bb);
+  const Datatype* sig = isRoot ? rt : st;  // what the packed blocks hold, as this rank sees it
   if (!isRoot) pack(sbuf, static_cast<std::size_t>(scount), *st, tmp.data(), bb);
   std::vector<RecvOp> recvs;
   for (auto [v, sz] : t.children()) {
     recvs.push_back({t.real(v),
                      bytes(tmp.data() + static_cast<std::size_t>(v - t.vr) * bb,
-                           static_cast<std::size_t>(sz) * bb),
+                           static_cast<std::size_t>(sz) * bb, sig),
                      nullptr});
   }
   f.run(ch, {}, recvs);
   if (!isRoot) {
-    SendOp s{t.parent(), bytes(tmp.data(), tmp.size()), f.errorClass()};
+    SendOp s{t.parent(), bytes(tmp.data(), tmp.size(), sig), f.errorClass()};
     f.run(ch, {&s, 1}, {});
     f.rethrow();
     return;

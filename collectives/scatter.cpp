@@ -63,20 +63,21 @@ void scatter(Comm& comm, const void* sbuf, int scount, const Datatype* stype, vo
   Tree t(p, me, root);
   // The subtree's blocks in virtual-rank order: [vr, vr + subtree).
   std::vector<std::byte> tmp(static_cast<std::size_t>(t.subtree()) * bb);
+  const Datatype* sig = isRoot ? st : rt;  // what the packed blocks hold, as this rank sees it
   if (isRoot) {
     for (int v = 1; v < p; ++v) {
       const Stream b = block(t.real(v));
       pack(b.buf, b.count, *st, tmp.data() + static_cast<std::size_t>(v) * bb, bb);
     }
   } else {
-    RecvOp r{t.parent(), bytes(tmp.data(), tmp.size()), nullptr};
+    RecvOp r{t.parent(), bytes(tmp.data(), tmp.size(), sig), nullptr};
     f.run(ch, {}, {&r, 1});
   }
   std::vector<SendOp> sends;
   for (auto [v, sz] : t.children()) {
     sends.push_back({t.real(v),
                      bytes(tmp.data() + static_cast<std::size_t>(v - t.vr) * bb,
-                           static_cast<std::size_t>(sz) * bb),
+                           static_cast<std::size_t>(sz) * bb, sig),
                      f.errorClass()});
   }
   f.run(ch, sends, {});

@@ -116,9 +116,20 @@ int main(int argc, char** argv) {
         expect("gather sender completes", rc, MPI_SUCCESS, NULL);
       }
     }
+    /* Same size, different type: rank 1 sends 4 floats where the root expects 4 ints. */
+    memset(rbuf, 0x5a, sizeof rbuf);
+    float fbuf[4] = {1.5f, 2.5f, 3.5f, 4.5f};
+    int rc = me == 1 ? MPI_Gather(fbuf, 4, MPI_FLOAT, rbuf, 4, MPI_INT, 0, w)
+                     : MPI_Gather(sbuf, 4, MPI_INT, rbuf, 4, MPI_INT, 0, w);
+    if (me == 0) {
+      expect("gather rank 1 sends floats for ints", rc, MPI_ERR_TYPE, "MPI_FLOAT data");
+      MT_EXPECT(untouched(rbuf + 4, 4, guard), "rank 1's floats written despite the mismatch");
+    } else {
+      expect("gather sender of floats completes", rc, MPI_SUCCESS, NULL);
+    }
     /* Bcast: the root sends 10 ints, the others expect 8: each receiver's buffer is untouched. */
     memset(rbuf, 0x5a, sizeof rbuf);
-    int rc = MPI_Bcast(me == 0 ? sbuf : rbuf, me == 0 ? 10 : 8, MPI_INT, 0, w);
+    rc = MPI_Bcast(me == 0 ? sbuf : rbuf, me == 0 ? 10 : 8, MPI_INT, 0, w);
     if (me == 0) {
       expect("bcast root", rc, MPI_SUCCESS, NULL);
     } else {
