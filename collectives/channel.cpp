@@ -43,6 +43,7 @@ void writeHeader(std::byte* dst, const ChunkHeader& h) {
 
 constexpr std::uint64_t kData = 0;
 constexpr std::uint64_t kReady = 1;
+constexpr std::uint64_t kPad = 2;  // fills the ring's end; no stream data
 // A receiver reads a rendezvous stream by this many pieces per getv and flush.
 constexpr std::size_t kGetBatch = 1024;
 
@@ -104,13 +105,14 @@ struct Channel::SendState {
   const SendOp* op;
   std::optional<Cursor> cursor;
   std::uint64_t total = 0;
-  std::uint64_t chunks = 0;
-  std::uint64_t done = 0;
+  std::uint64_t sentBytes = 0;
+  bool started = false;     // a first chunk is written (a stream of 0 bytes still sends one)
   bool rendezvous = false;  // a candidate until the first chunk is written
   bool waitFin = false;     // ready-to-send written, waiting for the receiver's fin
   std::uint64_t fin = 0;    // the peer's fin count that ends it
   std::unique_ptr<transport::MemoryRegion> exposed;
-  [[nodiscard]] bool finished() const { return done == chunks && !waitFin; }
+  std::vector<std::byte> exposedKey;
+  [[nodiscard]] bool finished() const { return started && sentBytes == total && !waitFin; }
 };
 
 struct Channel::RecvState {
@@ -118,27 +120,33 @@ struct Channel::RecvState {
   std::optional<Cursor> cursor;
   void* base = nullptr;
   std::uint64_t expected = 0;
-  std::uint64_t chunks = 1;  // known after the first chunk
-  std::uint64_t done = 0;
+  std::uint64_t total = 0;  // as the sender says, from the first chunk
+  std::uint64_t got = 0;    // bytes of the stream whose chunks are consumed
+  bool started = false;
   int errorClass = 0;
   std::string error;
-  [[nodiscard]] bool finished() const { return done == chunks; }
+  [[nodiscard]] bool finished() const { return started && got == total; }
 };
 
 Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
     : ctx_(ctx), ranks_(std::move(worldRanks)), me_(me) {
   const std::size_t p = ranks_.size();
-  // About 1 MiB per region: 64 KiB chunks, as many per pair as fit (2 to 8), so a sender can
-  // run ahead of a receiver that is not scheduled (more ranks than cores) by several chunks;
-  // beyond 8 ranks two chunks per pair, smaller as the communicator grows.
+  // About 1 MiB per region: a ring of 1 MiB / p per pair (512 KiB at most, 8 cells at least),
+  // so a sender runs ahead of a receiver that is not scheduled (more ranks than cores) by
+  // hundreds of small chunks or several large ones.
   constexpr std::size_t kBudget = std::size_t{1} << 20;
-  constexpr std::size_t kMaxPayload = std::size_t{64} << 10;
-  depth_ = envSize("ONESIDED_COLL_DEPTH", std::clamp<std::size_t>(kBudget / p / kMaxPayload, 2, 8),
-                   2, 1024);
-  const std::size_t dflt =
-      std::clamp<std::size_t>(kBudget / p / depth_, std::size_t{4} << 10, kMaxPayload);
-  const std::size_t payload = envSize("ONESIDED_COLL_CHUNK", dflt, 8, std::size_t{64} << 20);
-  half_ = (sizeof(ChunkHeader) + payload + kLine - 1) / kLine * kLine;
+  cell_ = envSize("ONESIDED_COLL_CELL", 256, kLine, 4096) / kLine * kLine;
+  const std::size_t dfltRing =
+      std::clamp<std::size_t>(kBudget / p, 8 * cell_, std::size_t{512} << 10) / cell_ * cell_;
+  ringBytes_ = envSize("ONESIDED_COLL_RING", dfltRing, 8 * cell_, std::size_t{1} << 30);
+  ringBytes_ = ringBytes_ / cell_ * cell_;
+  ringCells_ = ringBytes_ / cell_;
+  // A chunk takes at most half the ring, so a receiver that reports every quarter never leaves
+  // its sender stuck (see tryRecv).
+  maxPayload_ =
+      std::min(envSize("ONESIDED_COLL_CHUNK", std::size_t{64} << 10, 8, std::size_t{64} << 20),
+               ringBytes_ / 2 - sizeof(ChunkHeader));
+  reportEvery_ = std::max<std::size_t>(1, ringCells_ / 4);
   inflight_ = static_cast<int>(envSize("ONESIDED_COLL_INFLIGHT", 4, 1, 1 << 20));
   zcopyMin_ =
       envSize("ONESIDED_COLL_ZCOPY", kZeroCopyDefault, 0, std::numeric_limits<std::size_t>::max());
@@ -152,18 +160,12 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
       throw Error(kErrArg, "ONESIDED_COLL_ALG=" + s + ": expected auto, linear or tree");
     }
   }
-  regionBytes_ = 3 * p * kLine + p * depth_ * half_;
+  regionBytes_ = 3 * p * kLine + p * ringBytes_;
   region_ = ctx_.transport().registerMemory(nullptr, regionBytes_, transport::Placement::kAllocate,
                                             transport::Access::kRemoteWrite);
-  std::memset(region_->base(), 0, 3 * p * kLine);
-  for (std::size_t i = 0; i < p * depth_; ++i) {  // no chunk has arrived: every seq 0
-    std::memset(static_cast<std::byte*>(region_->base()) + 3 * p * kLine + i * half_, 0,
-                sizeof(std::uint64_t));
-  }
-  // The receiver tells the sender how far it has read every consumedBatch_ chunks, not after
-  // each one (a sender waits only when depth_ chunks are unread, so it is never stuck).
-  consumedBatch_ = std::max<std::size_t>(1, depth_ / 2);
-  staging_.resize(half_);
+  // Counters 0, and every cell's first word 0: no chunk has arrived anywhere.
+  std::memset(region_->base(), 0, regionBytes_);
+  staging_.resize(sizeof(ChunkHeader) + maxPayload_);
 }
 
 Channel::~Channel() {
@@ -225,9 +227,9 @@ std::size_t Channel::finOff(int member) const {
   return (2 * ranks_.size() + static_cast<std::size_t>(member)) * kLine;
 }
 
-std::size_t Channel::slotOff(int member, std::uint64_t chunk) const {
-  return 3 * ranks_.size() * kLine +
-         (static_cast<std::size_t>(member) * depth_ + chunk % depth_) * half_;
+std::size_t Channel::slotOff(int member, std::uint64_t cell) const {
+  return 3 * ranks_.size() * kLine + static_cast<std::size_t>(member) * ringBytes_ +
+         static_cast<std::size_t>(cell % ringCells_) * cell_;
 }
 
 std::uint64_t Channel::loadLocal(std::size_t off) const {
@@ -264,80 +266,114 @@ bool Channel::trySend(SendState& s) {
     s.exposed.reset();
     return true;
   }
-  if (p.sent - loadLocal(consumedOff(peer)) >= depth_) return false;
-  if (s.rendezvous && startRendezvous(s, p)) return true;
-  const std::size_t payloadMax = half_ - sizeof(ChunkHeader);
-  const std::uint64_t pos = s.done * payloadMax;
-  const std::size_t len =
-      static_cast<std::size_t>(std::min<std::uint64_t>(payloadMax, s.total - pos));
-  if (s.op->avail != nullptr && pos + len > *s.op->avail) return false;  // not received yet
+  const std::uint64_t free = ringCells_ - (p.sentCells - loadLocal(consumedOff(peer)));
+  if (free == 0) return false;
+  // A chunk never wraps around the end of the ring.
+  const std::uint64_t room = std::min(free, ringCells_ - p.sentCells % ringCells_);
+  if (s.rendezvous) {
+    switch (startRendezvous(s, p, free, room)) {
+      case Start::kDone:
+        return true;
+      case Start::kWait:
+        return false;
+      case Start::kCopy:
+        break;
+    }
+  }
+  const std::uint64_t pos = s.sentBytes;
+  std::uint64_t len =
+      std::min<std::uint64_t>({s.total - pos, maxPayload_, room * cell_ - sizeof(ChunkHeader)});
+  if (s.op->avail != nullptr) {  // forward only what has arrived
+    len = std::min(len, *s.op->avail > pos ? *s.op->avail - pos : 0);
+    if (len == 0 && s.total > pos) return false;
+  }
   int poison = s.op->poison;
   if (poison == 0 && s.op->livePoison != nullptr) poison = *s.op->livePoison;
   const ChunkHeader h{
       0, s.total, len, static_cast<std::uint64_t>(poison), kData, signatureOf(s.op->src)};
   std::byte* dst = chunkBuffer(p);
   writeHeader(dst, h);
-  packFrom(*s.cursor, s.op->src.buf, dst + sizeof h, len);
-  postChunk(peer, p, sizeof h + len);
-  ++s.done;
+  packFrom(*s.cursor, s.op->src.buf, dst + sizeof h, static_cast<std::size_t>(len));
+  postChunk(peer, p, sizeof h + static_cast<std::size_t>(len));
+  s.sentBytes += len;
+  s.started = true;
   return true;
 }
 
 std::byte* Channel::chunkBuffer(Peer& p) {
-  return p.direct != nullptr ? p.direct + slotOff(me_, p.sent) : staging_.data();
+  return p.direct != nullptr ? p.direct + slotOff(me_, p.sentCells) : staging_.data();
 }
 
 void Channel::postChunk(int peer, Peer& p, std::size_t bytes) {
+  const std::uint64_t cells = (bytes + cell_ - 1) / cell_;
   if (p.direct != nullptr) {
-    auto* seq = reinterpret_cast<std::uint64_t*>(p.direct + slotOff(me_, p.sent));
+    auto* seq = reinterpret_cast<std::uint64_t*>(p.direct + slotOff(me_, p.sentCells));
+    p.sentCells += cells;
     std::atomic_ref<std::uint64_t>(*seq).store(++p.sent, std::memory_order_release);
     return;
   }
   auto& ep = ctx_.endpoint(ranks_[static_cast<std::size_t>(peer)]);
   transport::Iov iov{staging_.data(), bytes};
-  (void)ep.put({&iov, 1}, p.base + slotOff(me_, p.sent), *p.key);
+  (void)ep.put({&iov, 1}, p.base + slotOff(me_, p.sentCells), *p.key);
   // The count is written only once the chunk is known to be complete at the peer.
   ep.flush();
   p.outPending = false;
+  p.sentCells += cells;
   ++p.sent;
   writeCounter(peer, Counter::kArrived, p.sent);
 }
 
 bool Channel::arrived(int peer, const Peer& p) const {
-  return loadLocal(slotOff(peer, p.received)) == p.received + 1 ||
+  return loadLocal(slotOff(peer, p.recvCells)) == p.received + 1 ||
          loadLocal(arrivedOff(peer)) > p.received;
 }
 
-bool Channel::startRendezvous(SendState& s, Peer& p) {
-  s.rendezvous = false;  // decided now: rendezvous, or chunks from here on
-  std::unique_ptr<transport::MemoryRegion> mr;
-  try {
-    // The stream is contiguous: its packed bytes are the buffer's first total bytes.
-    mr = ctx_.transport().registerMemory(const_cast<void*>(s.op->src.buf), s.total,
-                                         transport::Placement::kExpose,
-                                         transport::Access::kRemoteRead);
-  } catch (const std::exception& e) {
-    log::coll().debug("send buffer {} ({} bytes) not exposed, copied through scratch: {}",
-                      s.op->src.buf, s.total, e.what());
-    return false;
+Channel::Start Channel::startRendezvous(SendState& s, Peer& p, std::uint64_t free,
+                                        std::uint64_t room) {
+  if (!s.exposed) {
+    try {
+      // The stream is contiguous: its packed bytes are the buffer's first total bytes.
+      s.exposed = ctx_.transport().registerMemory(const_cast<void*>(s.op->src.buf), s.total,
+                                                  transport::Placement::kExpose,
+                                                  transport::Access::kRemoteRead);
+    } catch (const std::exception& e) {
+      log::coll().debug("send buffer {} ({} bytes) not exposed, copied through scratch: {}",
+                        s.op->src.buf, s.total, e.what());
+      s.rendezvous = false;
+      return Start::kCopy;
+    }
+    s.exposedKey = s.exposed->packRkey();
   }
-  const std::vector<std::byte> key = mr->packRkey();
+  const std::size_t len = sizeof(std::uint64_t) + s.exposedKey.size();
+  if (len > maxPayload_) {  // chunks too small for the key
+    s.exposed.reset();
+    s.rendezvous = false;
+    return Start::kCopy;
+  }
+  const std::uint64_t cells = (sizeof(ChunkHeader) + len + cell_ - 1) / cell_;
+  if (cells > free) return Start::kWait;
+  if (cells > room) {
+    // Not before the end of the ring: a pad chunk fills the rest, the next try starts at 0.
+    log::coll().debug("pad of {} cells before a ready-to-send chunk of {}", room, cells);
+    const ChunkHeader h{0, 0, room * cell_ - sizeof(ChunkHeader), 0, kPad, 0};
+    writeHeader(chunkBuffer(p), h);
+    postChunk(s.op->peer, p, static_cast<std::size_t>(room * cell_));
+    return Start::kDone;
+  }
   // The buffer's own address: a transport may report its registration's base rounded down.
   const std::uint64_t raddr = reinterpret_cast<std::uintptr_t>(s.op->src.buf);
-  const std::size_t len = sizeof raddr + key.size();
-  if (sizeof(ChunkHeader) + len > half_) return false;  // chunks too small for the key
   const ChunkHeader h{0, s.total, len, 0, kReady, signatureOf(s.op->src)};
   std::byte* dst = chunkBuffer(p);
   writeHeader(dst, h);
   std::memcpy(dst + sizeof h, &raddr, sizeof raddr);
-  std::memcpy(dst + sizeof h + sizeof raddr, key.data(), key.size());
+  std::memcpy(dst + sizeof h + sizeof raddr, s.exposedKey.data(), s.exposedKey.size());
   postChunk(s.op->peer, p, sizeof h + len);
-  s.chunks = 1;
-  s.done = 1;
+  s.rendezvous = false;
+  s.started = true;
+  s.sentBytes = s.total;
   s.waitFin = true;
   s.fin = ++p.rdvSent;
-  s.exposed = std::move(mr);
-  return true;
+  return Start::kDone;
 }
 
 void Channel::finishRendezvous(RecvState& r, const std::byte* payload, std::size_t len) {
@@ -380,17 +416,40 @@ void Channel::finishRendezvous(RecvState& r, const std::byte* payload, std::size
   writeCounter(peer, Counter::kFin, ++p.rdvDone);
 }
 
+void Channel::consume(int peer, Peer& p, std::uint64_t cells) {
+  // Every cell's first word back to 0 before the sender may reuse it: any cell can start a
+  // later chunk, and a stale word there must never look like that chunk's number.
+  for (std::uint64_t c = 0; c < cells; ++c) {
+    auto* w = reinterpret_cast<std::uint64_t*>(static_cast<std::byte*>(region_->base()) +
+                                               slotOff(peer, p.recvCells + c));
+    std::atomic_ref<std::uint64_t>(*w).store(0, std::memory_order_relaxed);
+  }
+  p.recvCells += cells;
+  ++p.received;
+  // Reported every quarter ring: a sender waits only when its chunk (at most half the ring)
+  // does not fit, so at least a quarter is unread then, and reading it reports.
+  if (p.recvCells - p.reported >= reportEvery_) {
+    p.reported = p.recvCells;
+    writeCounter(peer, Counter::kConsumed, p.recvCells);
+  }
+}
+
 bool Channel::tryRecv(RecvState& r) {
   const int peer = r.op->peer;
   Peer& p = peers_[static_cast<std::size_t>(peer)];
   if (!arrived(peer, p)) return false;
   const std::byte* chunk =
-      static_cast<const std::byte*>(region_->base()) + slotOff(peer, p.received);
+      static_cast<const std::byte*>(region_->base()) + slotOff(peer, p.recvCells);
   ChunkHeader h{};
   std::memcpy(&h, chunk, sizeof h);
-  if (r.done == 0) {
-    const std::size_t payloadMax = half_ - sizeof(ChunkHeader);
-    r.chunks = std::max<std::uint64_t>(1, (h.total + payloadMax - 1) / payloadMax);
+  const std::uint64_t cells = (sizeof h + h.len + cell_ - 1) / cell_;
+  if (h.kind == kPad) {
+    consume(peer, p, cells);
+    return true;
+  }
+  if (!r.started) {
+    r.started = true;
+    r.total = h.total;
     if (h.poison != 0) {
       r.errorClass = static_cast<int>(h.poison);
       r.error = "rank " + std::to_string(peer) + " reported an error in its part of the collective";
@@ -417,31 +476,27 @@ bool Channel::tryRecv(RecvState& r) {
   }
   std::uint64_t got = h.len;
   if (h.kind == kReady) {
-    r.chunks = 1;
-    finishRendezvous(r, chunk + sizeof h, h.len);
-    got = h.total;
+    finishRendezvous(r, chunk + sizeof h, static_cast<std::size_t>(h.len));
+    got = r.total;
   } else if (r.errorClass == 0) {
-    unpackTo(*r.cursor, r.base, chunk + sizeof h, h.len);
+    unpackTo(*r.cursor, r.base, chunk + sizeof h, static_cast<std::size_t>(h.len));
   }
+  r.got += got;
   if (r.op->progress != nullptr) {
     *r.op->progress = r.errorClass == 0 ? *r.op->progress + got : UINT64_MAX;
   }
   if (r.op->errorOut != nullptr && r.errorClass != 0) *r.op->errorOut = r.errorClass;
-  ++p.received;
-  ++r.done;
-  if (p.received % consumedBatch_ == 0) writeCounter(peer, Counter::kConsumed, p.received);
+  consume(peer, p, cells);
   return true;
 }
 
 void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs) {
-  const std::size_t payloadMax = half_ - sizeof(ChunkHeader);
   std::vector<SendState> ss(sends.size());
   std::vector<RecvState> rs(recvs.size());
   for (std::size_t i = 0; i < sends.size(); ++i) {
     auto& s = ss[i];
     s.op = &sends[i];
     s.total = streamBytes(sends[i].src);
-    s.chunks = std::max<std::uint64_t>(1, (s.total + payloadMax - 1) / payloadMax);
     s.cursor.emplace(*sends[i].src.type, sends[i].src.count);
     s.rendezvous = zcopyMin_ > 0 && s.total >= zcopyMin_ && sends[i].src.type->contiguous() &&
                    sends[i].poison == 0 && sends[i].avail == nullptr &&
@@ -462,11 +517,10 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs) 
         if (loadLocal(finOff(peer)) >= s.fin) return true;
         continue;
       }
-      if (s.op->avail != nullptr) {
-        const std::uint64_t pos = s.done * payloadMax;
-        if (pos + std::min<std::uint64_t>(payloadMax, s.total - pos) > *s.op->avail) continue;
+      if (s.op->avail != nullptr && *s.op->avail <= s.sentBytes && s.total > s.sentBytes) {
+        continue;  // waiting for the data it forwards
       }
-      if (resolve(peer).sent - loadLocal(consumedOff(peer)) < depth_) return true;
+      if (resolve(peer).sentCells - loadLocal(consumedOff(peer)) < ringCells_) return true;
     }
     for (auto& r : rs) {
       if (!r.finished() && arrived(r.op->peer, peers_[static_cast<std::size_t>(r.op->peer)])) {

@@ -3,24 +3,26 @@
 // registers (transport-allocated, so on-node peers load and store it directly)
 //
 //   [arrived: one 64-byte line per member][consumed: one line per member][fin: one line per
-//    member][slots: one per member]
+//    member][rings: one per member]
 //
-// Slot s at rank r belongs to the pair (s -> r) alone: rank s writes chunks of packed data
-// there with one-sided puts (or stores, on the load / store path) and then, once the data is
-// known to be complete (flushed, or release-ordered), writes the new chunk count into r's
-// arrived[s]. Rank r unpacks the chunk and writes its consumed count into s's consumed[r], which
-// lets s reuse that part of the slot (a slot holds `depth` chunks, 2 to 8: a sender writes the
-// next chunks while the receiver unpacks the earlier ones, or is not running). Counters only grow
-// over the communicator's life, so consecutive collectives need no reset and a fast rank cannot
-// confuse a slow one.
+// Ring s at rank r belongs to the pair (s -> r) alone: a byte ring of 256-byte cells where rank
+// s writes chunks (a header and up to ONESIDED_COLL_CHUNK bytes of packed data, never wrapping
+// around the ring's end) with one-sided puts, or stores on the load / store path. A stored
+// chunk announces itself by its number in its first word, written last with release order; a
+// put one by the chunk count in r's arrived[s], written once the put is complete. Rank r
+// unpacks the chunk, clears the first word of its cells, and reports the cells it has read into
+// s's consumed[r] every quarter ring, which lets s reuse them: a sender runs ahead of a receiver
+// that is busy, or not running (more ranks than cores), by up to a ring of chunks. Counters
+// only grow over the communicator's life, so consecutive collectives need no reset and a fast
+// rank cannot confuse a slow one.
 //
-// Large streams go without the slots (rendezvous): when the sender's stream is one contiguous
+// Large streams go without the ring (rendezvous): when the sender's stream is one contiguous
 // run of at least ONESIDED_COLL_ZCOPY bytes, it exposes that buffer (registered for remote
 // reads) and writes a single "ready to send" chunk carrying its address and key instead of the
 // data; the receiver gets the bytes straight into its receive buffer (its own type map: one
 // get per contiguous piece, cross-memory attach or RDMA read), and once they are complete
-// writes the sender's fin[r] counter, a third line per member, which releases the sender's
-// buffer. One copy instead of two, and no handshake per chunk.
+// writes the sender's fin[r] counter, which releases the sender's buffer. One copy instead of
+// two, and no handshake per chunk.
 //
 // There is no matching and no tags: a collective's algorithm decides, on both sides, which
 // member writes which stream to which member in which phase; run() moves one phase. Sends are
@@ -116,15 +118,19 @@ class Channel {
     std::unique_ptr<transport::RemoteKey> key;
     std::byte* direct = nullptr;  // local address of the peer's region, on the load / store path
     bool resolved = false;
-    std::uint64_t sent = 0;      // chunks written into the peer's slot for me
-    std::uint64_t received = 0;  // chunks consumed from my slot for the peer
-    std::uint64_t rdvSent = 0;   // rendezvous sends started to the peer (its fins awaited)
-    std::uint64_t rdvDone = 0;   // rendezvous receives from the peer completed (fins written)
+    std::uint64_t sent = 0;       // chunks written into the peer's ring for me
+    std::uint64_t sentCells = 0;  // cells those chunks took
+    std::uint64_t received = 0;   // chunks consumed from my ring for the peer
+    std::uint64_t recvCells = 0;  // cells those chunks took
+    std::uint64_t reported = 0;   // recvCells as last written into the peer's consumed[me]
+    std::uint64_t rdvSent = 0;    // rendezvous sends started to the peer (its fins awaited)
+    std::uint64_t rdvDone = 0;    // rendezvous receives from the peer completed (fins written)
     // Source words of counter puts (a put may read its source until the next flush).
     std::array<std::uint64_t, 3> out{};
     bool outPending = false;
   };
   enum class Counter { kArrived, kConsumed, kFin };
+  enum class Start { kDone, kWait, kCopy };  // a rendezvous chunk (or pad) written, or not
   struct SendState;
   struct RecvState;
 
@@ -132,7 +138,7 @@ class Channel {
   [[nodiscard]] std::size_t arrivedOff(int member) const;
   [[nodiscard]] std::size_t consumedOff(int member) const;
   [[nodiscard]] std::size_t finOff(int member) const;
-  [[nodiscard]] std::size_t slotOff(int member, std::uint64_t chunk) const;
+  [[nodiscard]] std::size_t slotOff(int member, std::uint64_t cell) const;
   [[nodiscard]] std::uint64_t loadLocal(std::size_t off) const;
   void writeCounter(int member, Counter which, std::uint64_t value);
   /// Where the next chunk to `p` is written: its slot (load / store path) or the staging buffer.
@@ -142,7 +148,11 @@ class Channel {
   void postChunk(int peer, Peer& p, std::size_t bytes);
   /// Whether the next chunk from `peer` is complete in my slot for it.
   [[nodiscard]] bool arrived(int peer, const Peer& p) const;
-  bool startRendezvous(SendState& s, Peer& p);
+  /// Writes the ready-to-send chunk of `s` (or a pad before it, at the ring's end), given the
+  /// free cells and those before the ring's end; kCopy: the stream goes through the ring.
+  Start startRendezvous(SendState& s, Peer& p, std::uint64_t free, std::uint64_t room);
+  /// Releases the cells of the chunk just read from `peer`'s ring.
+  void consume(int peer, Peer& p, std::uint64_t cells);
   void finishRendezvous(RecvState& r, const std::byte* payload, std::size_t len);
   bool trySend(SendState& s);
   bool tryRecv(RecvState& r);
@@ -150,9 +160,11 @@ class Channel {
   Context& ctx_;
   std::vector<int> ranks_;
   int me_;
-  std::size_t half_ = 0;   // bytes per chunk buffer (header + payload)
-  std::size_t depth_ = 2;  // chunk buffers per pair: chunks written and not yet consumed
-  std::size_t consumedBatch_ = 1;
+  std::size_t cell_ = 256;     // ring granule (ONESIDED_COLL_CELL, for tests)
+  std::size_t ringBytes_ = 0;  // per pair
+  std::uint64_t ringCells_ = 0;
+  std::size_t maxPayload_ = 0;     // data bytes per chunk
+  std::uint64_t reportEvery_ = 1;  // cells read between consumed reports
   std::size_t regionBytes_ = 0;
   std::unique_ptr<transport::MemoryRegion> region_;
   std::function<std::vector<std::byte>(int)> lazyInfo_;  // connectLazily()

@@ -24,13 +24,18 @@ class Collectives : public ::testing::TestWithParam<Param> {
     auto [transport, n, alg, chunk] = GetParam();
     if (!transportAvailable(transport)) GTEST_SKIP() << transport << " not built";
     setenv("ONESIDED_COLL_ALG", alg.c_str(), 1);
+    // Small rings (8 and 11 cells), so every test wraps around them many times.
     if (chunk != 0) {
       setenv("ONESIDED_COLL_CHUNK", std::to_string(chunk).c_str(), 1);
       setenv("ONESIDED_COLL_INFLIGHT", "1", 1);
+      setenv("ONESIDED_COLL_RING", "2048", 1);
     } else {
-      // Streams of 64 bytes and more by rendezvous, smaller ones through the slots, so both
+      // Streams of 64 bytes and more by rendezvous, smaller ones through the rings, so both
       // meet in one collective (with tiny chunks no key fits a chunk: every stream is copied).
       setenv("ONESIDED_COLL_ZCOPY", "64", 1);
+      setenv("ONESIDED_COLL_RING", "704", 1);  // 11 cells: chunks meet its end unaligned
+      // 64-byte cells: a ready-to-send chunk takes several, so some meet the ring's end.
+      setenv("ONESIDED_COLL_CELL", "64", 1);
     }
   }
   void TearDown() override {
@@ -38,6 +43,8 @@ class Collectives : public ::testing::TestWithParam<Param> {
     unsetenv("ONESIDED_COLL_CHUNK");
     unsetenv("ONESIDED_COLL_INFLIGHT");
     unsetenv("ONESIDED_COLL_ZCOPY");
+    unsetenv("ONESIDED_COLL_RING");
+    unsetenv("ONESIDED_COLL_CELL");
   }
 };
 
