@@ -270,6 +270,15 @@ bool Channel::trySend(SendState& s) {
   if (free == 0) return false;
   // A chunk never wraps around the end of the ring.
   const std::uint64_t room = std::min(free, ringCells_ - p.sentCells % ringCells_);
+  if (s.rendezvous && s.op->avail != nullptr) {
+    // A tree node forwarding by rendezvous exposes the stream once all of it has arrived
+    // (it came by rendezvous too: at once); an error found meanwhile goes in a data chunk.
+    if (s.op->livePoison != nullptr && *s.op->livePoison != 0) {
+      s.rendezvous = false;
+    } else if (*s.op->avail < s.total) {
+      return false;
+    }
+  }
   if (s.rendezvous) {
     switch (startRendezvous(s, p, free, room)) {
       case Start::kDone:
@@ -499,8 +508,7 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs) 
     s.total = streamBytes(sends[i].src);
     s.cursor.emplace(*sends[i].src.type, sends[i].src.count);
     s.rendezvous = zcopyMin_ > 0 && s.total >= zcopyMin_ && sends[i].src.type->contiguous() &&
-                   sends[i].poison == 0 && sends[i].avail == nullptr &&
-                   sends[i].livePoison == nullptr;
+                   sends[i].poison == 0;
   }
   for (std::size_t i = 0; i < recvs.size(); ++i) {
     rs[i].op = &recvs[i];
@@ -517,7 +525,8 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs) 
         if (loadLocal(finOff(peer)) >= s.fin) return true;
         continue;
       }
-      if (s.op->avail != nullptr && *s.op->avail <= s.sentBytes && s.total > s.sentBytes) {
+      if (s.op->avail != nullptr && s.total > s.sentBytes &&
+          (*s.op->avail <= s.sentBytes || (s.rendezvous && *s.op->avail < s.total))) {
         continue;  // waiting for the data it forwards
       }
       if (resolve(peer).sentCells - loadLocal(consumedOff(peer)) < ringCells_) return true;
