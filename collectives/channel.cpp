@@ -322,8 +322,11 @@ void Channel::postChunk(int peer, Peer& p, std::size_t bytes) {
     return;
   }
   auto& ep = ctx_.endpoint(ranks_[static_cast<std::size_t>(peer)]);
-  transport::Iov iov{staging_.data(), bytes};
-  (void)ep.put({&iov, 1}, p.base + slotOff(me_, p.sentCells), *p.key);
+  // All but the first word, which stays 0 (the receiver may be polling it; the counter below
+  // announces this chunk).
+  constexpr std::size_t kSeq = sizeof(std::uint64_t);
+  transport::Iov iov{staging_.data() + kSeq, bytes - kSeq};
+  (void)ep.put({&iov, 1}, p.base + slotOff(me_, p.sentCells) + kSeq, *p.key);
   // The count is written only once the chunk is known to be complete at the peer.
   ep.flush();
   p.outPending = false;
