@@ -566,6 +566,18 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs) 
   }
 }
 
+std::byte* Channel::buffer(std::size_t slot, std::size_t n) {
+  if (buffers_.size() <= slot) buffers_.resize(slot + 1);
+  Buffer& b = buffers_[slot];
+  constexpr std::size_t kKeepBelow = std::size_t{16} << 20;
+  if (b.size < n || (b.size > kKeepBelow && b.size / 4 > n)) {
+    b.data.reset();
+    b.data.reset(new std::byte[std::max<std::size_t>(n, 1)]);  // NOLINT: not zeroed on purpose
+    b.size = n;
+  }
+  return b.data.get();
+}
+
 void Channel::quiesce() {
   for (std::size_t i = 0; i < peers_.size(); ++i) {
     Peer& p = peers_[i];

@@ -104,6 +104,12 @@ class Channel {
   /// Completes this rank's outstanding writes into peers (before the region goes away).
   void quiesce();
 
+  /// A buffer of at least n bytes kept across collectives (a fresh large one per call costs
+  /// its page faults, and a new registration when it is exposed, every time); `slot` tells
+  /// apart the buffers one collective uses at once. Contents are not kept from call to call.
+  /// A buffer far larger than asked (16 MiB and four times the size) is given back first.
+  std::byte* buffer(std::size_t slot, std::size_t n);
+
   /// How many sends of a phase are in flight at once (ONESIDED_COLL_INFLIGHT, default 4).
   [[nodiscard]] int inflight() const noexcept { return inflight_; }
   /// Streams from this many bytes go by rendezvous (ONESIDED_COLL_ZCOPY; 0: never).
@@ -170,6 +176,11 @@ class Channel {
   std::function<std::vector<std::byte>(int)> lazyInfo_;  // connectLazily()
   std::vector<Peer> peers_;
   std::vector<std::byte> staging_;  // chunks bound for peers reached by put
+  struct Buffer {
+    std::unique_ptr<std::byte[]> data;
+    std::size_t size = 0;
+  };
+  std::vector<Buffer> buffers_;
   int inflight_ = 4;
   int algorithm_ = 0;
   std::size_t zcopyMin_ = 0;

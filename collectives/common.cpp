@@ -147,42 +147,41 @@ void bcastStream(Comm& c, const Stream& s, int root, Failure& f) {
   f.run(ch, sends, {});
 }
 
-std::vector<std::byte> reducePacked(Comm& c, const Stream& in, int kind, Op op, int root) {
+std::byte* reducePacked(Comm& c, const Stream& in, int kind, Op op, int root) {
   const int p = c.size();
   const std::size_t n = bytesOf(in.count, *in.type);
-  std::vector<std::byte> acc(n);
-  pack(in.buf, in.count, *in.type, acc.data(), n);
-  if (p == 1) return acc;
   auto& ch = c.channel();
+  // Buffers: 0 this rank's partial result, 1 the linear root's result, 2.. what peers send.
+  std::byte* acc = ch.buffer(0, n);
+  pack(in.buf, in.count, *in.type, acc, n);
+  if (p == 1) return acc;
   Failure f;
   const Alg a = forcedAlg(c);
   if (!useTree(a, p, n, SIZE_MAX)) {
     // Linear: every rank writes its vector into the root's scratch; the root reduces in rank
     // order.
     if (c.rank() != root) {
-      SendOp s{root, bytes(acc.data(), n), 0};
+      SendOp s{root, bytes(acc, n), 0};
       f.run(ch, {&s, 1}, {});
       f.rethrow();
-      return {};
+      return nullptr;
     }
-    std::vector<std::vector<std::byte>> parts(static_cast<std::size_t>(p));
+    std::vector<std::byte*> parts(static_cast<std::size_t>(p));
     std::vector<RecvOp> recvs;
-    for (int r = 0; r < p; ++r) {
+    for (int r = 0, k = 0; r < p; ++r) {
       if (r == root) continue;
-      parts[static_cast<std::size_t>(r)].resize(n);
-      recvs.push_back({r, bytes(parts[static_cast<std::size_t>(r)].data(), n), nullptr});
+      parts[static_cast<std::size_t>(r)] = ch.buffer(2 + static_cast<std::size_t>(k++), n);
+      recvs.push_back({r, bytes(parts[static_cast<std::size_t>(r)], n), nullptr});
     }
     f.run(ch, {}, recvs);
     f.rethrow();
-    std::vector<std::byte> out(n);
-    bool first = true;
+    std::byte* out = ch.buffer(1, n);
     for (int r = 0; r < p; ++r) {
-      const std::byte* src = r == root ? acc.data() : parts[static_cast<std::size_t>(r)].data();
-      if (first) {
-        if (n != 0) std::memcpy(out.data(), src, n);
-        first = false;
+      const std::byte* src = r == root ? acc : parts[static_cast<std::size_t>(r)];
+      if (r == 0) {
+        if (n != 0) std::memcpy(out, src, n);
       } else {
-        reduceInto(op, kind, out.data(), src, n);
+        reduceInto(op, kind, out, src, n);
       }
     }
     return out;
@@ -191,20 +190,21 @@ std::vector<std::byte> reducePacked(Comm& c, const Stream& in, int kind, Op op, 
   // the result into its parent's scratch.
   Tree t(p, c.rank(), root);
   auto kids = t.children();
-  std::vector<std::vector<std::byte>> parts(kids.size(), std::vector<std::byte>(n));
+  std::vector<std::byte*> parts(kids.size());
   std::vector<RecvOp> recvs;
   for (std::size_t i = 0; i < kids.size(); ++i) {
-    recvs.push_back({t.real(kids[i].first), bytes(parts[i].data(), n), nullptr});
+    parts[i] = ch.buffer(2 + i, n);
+    recvs.push_back({t.real(kids[i].first), bytes(parts[i], n), nullptr});
   }
   f.run(ch, {}, recvs);
   if (f.errorClass() == 0) {
-    for (auto& part : parts) reduceInto(op, kind, acc.data(), part.data(), n);
+    for (std::byte* part : parts) reduceInto(op, kind, acc, part, n);
   }
   if (t.vr != 0) {
-    SendOp s{t.parent(), bytes(acc.data(), n), f.errorClass()};
+    SendOp s{t.parent(), bytes(acc, n), f.errorClass()};
     f.run(ch, {&s, 1}, {});
     f.rethrow();
-    return {};
+    return nullptr;
   }
   f.rethrow();
   return acc;

@@ -120,8 +120,8 @@ void reduceInto(Op op, int kind, std::byte* acc, const std::byte* in, std::size_
 /// The kind a reduction runs over, after checking op and type (kErrOp, kErrType).
 int reductionKind(const Datatype& t, Op op);
 /// The tree reduce of count x t from every rank to `root`; returns the packed result at the
-/// root (empty elsewhere). Throws after finishing the protocol.
-std::vector<std::byte> reducePacked(Comm& c, const Stream& in, int kind, Op op, int root);
+/// root (one of the channel's buffers; null elsewhere). Throws after finishing the protocol.
+std::byte* reducePacked(Comm& c, const Stream& in, int kind, Op op, int root);
 /// Bcast / scatter of packed bytes used inside composite collectives.
 void bcastStream(Comm& c, const Stream& s, int root, Failure& f);
 

@@ -44,8 +44,8 @@ void reduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatype*
     throw Error(kErrBuffer, "MPI_IN_PLACE is only allowed at the root");
   const auto n = static_cast<std::size_t>(count);
   auto c = checkReduce(sbuf, rbuf, n, n, type, op, isRoot);
-  auto out = reducePacked(comm, c.in, c.kind, op, root);
-  if (isRoot) unpack(out.data(), out.size(), rbuf, n, *c.type);
+  const std::byte* out = reducePacked(comm, c.in, c.kind, op, root);
+  if (isRoot) unpack(out, bytesOf(n, *c.type), rbuf, n, *c.type);
 }
 
 void allreduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatype* type, Op op) {
@@ -59,26 +59,28 @@ void allreduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Dataty
     // a reduce's and a broadcast's 2 log2 p in sequence) every rank holds the result. The
     // predefined operations commute, so every rank ends with the same bits.
     const std::size_t bytesN = bytesOf(n, *c.type);
-    std::vector<std::byte> acc(bytesN), in(bytesN);
-    pack(c.in.buf, n, *c.type, acc.data(), bytesN);
+    std::byte* acc = comm.channel().buffer(0, bytesN);
+    std::byte* in = comm.channel().buffer(1, bytesN);
+    pack(c.in.buf, n, *c.type, acc, bytesN);
     Failure f;
     for (int mask = 1; mask < p; mask <<= 1) {
       const int partner = comm.rank() ^ mask;
-      SendOp s{partner, bytes(acc.data(), bytesN), f.errorClass()};
-      RecvOp r{partner, bytes(in.data(), bytesN), nullptr};
+      SendOp s{partner, bytes(acc, bytesN), f.errorClass()};
+      RecvOp r{partner, bytes(in, bytesN), nullptr};
       f.run(comm.channel(), {&s, 1}, {&r, 1});
-      if (f.errorClass() == 0) reduceInto(op, c.kind, acc.data(), in.data(), bytesN);
+      if (f.errorClass() == 0) reduceInto(op, c.kind, acc, in, bytesN);
     }
     f.rethrow();
-    unpack(acc.data(), bytesN, rbuf, n, *c.type);
+    unpack(acc, bytesN, rbuf, n, *c.type);
     return;
   }
-  auto out = reducePacked(comm, c.in, c.kind, op, 0);
-  if (comm.rank() != 0) out.resize(bytesOf(n, *c.type));
+  const std::size_t bytesN = bytesOf(n, *c.type);
+  std::byte* out = reducePacked(comm, c.in, c.kind, op, 0);
+  if (comm.rank() != 0) out = comm.channel().buffer(0, bytesN);
   Failure f;
-  bcastStream(comm, bytes(out.data(), out.size()), 0, f);
+  bcastStream(comm, bytes(out, bytesN), 0, f);
   f.rethrow();
-  unpack(out.data(), out.size(), rbuf, n, *c.type);
+  unpack(out, bytesN, rbuf, n, *c.type);
 }
 
 void reduceScatterBlock(Comm& comm, const void* sbuf, void* rbuf, int rcount, const Datatype* type,
@@ -88,14 +90,14 @@ void reduceScatterBlock(Comm& comm, const void* sbuf, void* rbuf, int rcount, co
   const auto n = static_cast<std::size_t>(rcount);
   const std::size_t all = n * static_cast<std::size_t>(p);
   auto c = checkReduce(sbuf, rbuf, all, n, type, op, true);
-  auto out = reducePacked(comm, c.in, c.kind, op, 0);
+  const std::byte* out = reducePacked(comm, c.in, c.kind, op, 0);
   const std::size_t bb = bytesOf(n, *c.type);
   if (comm.rank() == 0) {
-    unpack(out.data(), bb, rbuf, n, *c.type);
+    unpack(out, bb, rbuf, n, *c.type);
     if (p == 1) return;
     std::vector<SendOp> sends;
     for (int r = 1; r < p; ++r) {
-      sends.push_back({r, bytes(out.data() + static_cast<std::size_t>(r) * bb, bb), 0});
+      sends.push_back({r, bytes(out + static_cast<std::size_t>(r) * bb, bb), 0});
     }
     comm.channel().run(sends, {});
   } else {
