@@ -5,7 +5,6 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
 #include <optional>
 #include <string>
 
@@ -96,7 +95,8 @@ std::string kindName(int k) {
   return t != nullptr ? t->describe() : "kind " + std::to_string(k);
 }
 
-// Streams from this size go by rendezvous unless ONESIDED_COLL_ZCOPY says otherwise.
+// Streams from this size go by rendezvous to peers reached by put, unless ONESIDED_COLL_ZCOPY
+// says otherwise.
 constexpr std::size_t kZeroCopyDefault = std::size_t{16} << 10;
 
 }  // namespace
@@ -148,8 +148,14 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
                ringBytes_ / 2 - sizeof(ChunkHeader));
   reportEvery_ = std::max<std::size_t>(1, ringCells_ / 4);
   inflight_ = static_cast<int>(envSize("ONESIDED_COLL_INFLIGHT", 4, 1, 1 << 20));
-  zcopyMin_ =
-      envSize("ONESIDED_COLL_ZCOPY", kZeroCopyDefault, 0, std::numeric_limits<std::size_t>::max());
+  // Rendezvous from 16 KiB to peers reached by put (each chunk there costs a round trip); on
+  // the load / store path from half a ring (at least 32 KiB): below that, the chunks' two copies
+  // overlap (the sender runs ahead through the ring) and beat one copy the sender waits for.
+  zcopyPut_ = envSize("ONESIDED_COLL_ZCOPY", kZeroCopyDefault, 0, SIZE_MAX);
+  const char* z = std::getenv("ONESIDED_COLL_ZCOPY");
+  zcopyDirect_ = z != nullptr && *z != '\0'
+                     ? zcopyPut_
+                     : std::max<std::size_t>(std::size_t{32} << 10, ringBytes_ / 2);
   if (const char* a = std::getenv("ONESIDED_COLL_ALG"); a != nullptr && *a != '\0') {
     const std::string s(a);
     if (s == "linear") {
@@ -510,8 +516,9 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs) 
     s.op = &sends[i];
     s.total = streamBytes(sends[i].src);
     s.cursor.emplace(*sends[i].src.type, sends[i].src.count);
-    s.rendezvous = zcopyMin_ > 0 && s.total >= zcopyMin_ && sends[i].src.type->contiguous() &&
-                   sends[i].poison == 0;
+    const std::size_t zcopy = resolve(sends[i].peer).direct != nullptr ? zcopyDirect_ : zcopyPut_;
+    s.rendezvous =
+        zcopy > 0 && s.total >= zcopy && sends[i].src.type->contiguous() && sends[i].poison == 0;
   }
   for (std::size_t i = 0; i < recvs.size(); ++i) {
     rs[i].op = &recvs[i];

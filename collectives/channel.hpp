@@ -112,8 +112,6 @@ class Channel {
 
   /// How many sends of a phase are in flight at once (ONESIDED_COLL_INFLIGHT, default 4).
   [[nodiscard]] int inflight() const noexcept { return inflight_; }
-  /// Streams from this many bytes go by rendezvous (ONESIDED_COLL_ZCOPY; 0: never).
-  [[nodiscard]] std::size_t zeroCopyMin() const noexcept { return zcopyMin_; }
   /// ONESIDED_COLL_ALG as read when the communicator was made: 0 auto, 1 linear, 2 tree.
   [[nodiscard]] int algorithm() const noexcept { return algorithm_; }
 
@@ -183,7 +181,10 @@ class Channel {
   std::vector<Buffer> buffers_;
   int inflight_ = 4;
   int algorithm_ = 0;
-  std::size_t zcopyMin_ = 0;
+  // Streams from this many bytes go by rendezvous (0: never), to peers on the load / store
+  // path and to peers reached by put (ONESIDED_COLL_ZCOPY sets both).
+  std::size_t zcopyDirect_ = 0;
+  std::size_t zcopyPut_ = 0;
 };
 
 }  // namespace onesided::detail
