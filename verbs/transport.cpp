@@ -173,6 +173,16 @@ struct WireAddress {
   sockaddr_storage addr;
 };
 
+/// A packed key: base address, length, rkey (what VerbsEndpoint::unpackRkey reads).
+std::vector<std::byte> packKey(const void* base, std::uint64_t len, std::uint32_t rkey) {
+  std::vector<std::byte> out(sizeof(std::uint64_t) * 2 + sizeof(std::uint32_t));
+  const auto b = reinterpret_cast<std::uint64_t>(base);
+  std::memcpy(out.data(), &b, 8);
+  std::memcpy(out.data() + 8, &len, 8);
+  std::memcpy(out.data() + 16, &rkey, 4);
+  return out;
+}
+
 /// A region registered with exactly the access it needs; owns allocated memory.
 class VerbsRegion final : public MemoryRegion {
  public:
@@ -223,14 +233,7 @@ class VerbsRegion final : public MemoryRegion {
   [[nodiscard]] void* base() const override { return base_; }
   [[nodiscard]] std::size_t length() const override { return len_; }
   [[nodiscard]] std::vector<std::byte> packRkey() const override {
-    std::vector<std::byte> out(sizeof(std::uint64_t) * 2 + sizeof(std::uint32_t));
-    const auto b = reinterpret_cast<std::uint64_t>(base_);
-    const std::uint64_t l = len_;
-    const std::uint32_t rkey = mr_ != nullptr ? mr_->rkey : 0;
-    std::memcpy(out.data(), &b, 8);
-    std::memcpy(out.data() + 8, &l, 8);
-    std::memcpy(out.data() + 16, &rkey, 4);
-    return out;
+    return packKey(base_, len_, mr_ != nullptr ? mr_->rkey : 0);
   }
   [[nodiscard]] std::uint32_t lkey() const { return mr_->lkey; }
 
@@ -254,15 +257,7 @@ class CachedRegion final : public MemoryRegion {
   [[nodiscard]] void* base() const override { return base_; }
   [[nodiscard]] std::size_t length() const override { return len_; }
   [[nodiscard]] std::vector<std::byte> packRkey() const override {
-    // The same layout as VerbsRegion's.
-    std::vector<std::byte> out(sizeof(std::uint64_t) * 2 + sizeof(std::uint32_t));
-    const auto b = reinterpret_cast<std::uint64_t>(base_);
-    const std::uint64_t l = len_;
-    const std::uint32_t rkey = static_cast<ibv_mr*>(entry_->reg.handle)->rkey;
-    std::memcpy(out.data(), &b, 8);
-    std::memcpy(out.data() + 8, &l, 8);
-    std::memcpy(out.data() + 16, &rkey, 4);
-    return out;
+    return packKey(base_, len_, static_cast<ibv_mr*>(entry_->reg.handle)->rkey);
   }
 
  private:
