@@ -109,6 +109,7 @@ struct Channel::SendState {
   bool started = false;     // a first chunk is written (a stream of 0 bytes still sends one)
   bool rendezvous = false;  // a candidate until the first chunk is written
   bool waitFin = false;     // ready-to-send written, waiting for the receiver's fin
+  std::uint64_t need = 1;   // free cells the next chunk needs (a ready-to-send one may need more)
   std::uint64_t fin = 0;    // the peer's fin count that ends it
   std::unique_ptr<transport::MemoryRegion> exposed;
   std::vector<std::byte> exposedKey;
@@ -369,7 +370,11 @@ Channel::Start Channel::startRendezvous(SendState& s, Peer& p, std::uint64_t fre
     return Start::kCopy;
   }
   const std::uint64_t cells = (sizeof(ChunkHeader) + len + cell_ - 1) / cell_;
-  if (cells > free) return Start::kWait;
+  if (cells > free) {
+    s.need = cells;  // so the wait sleeps until that much is free, instead of spinning
+    return Start::kWait;
+  }
+  s.need = 1;
   if (cells > room) {
     // Not before the end of the ring: a pad chunk fills the rest, the next try starts at 0.
     log::coll().debug("pad of {} cells before a ready-to-send chunk of {}", room, cells);
@@ -539,7 +544,9 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs) 
           (*s.op->avail <= s.sentBytes || (s.rendezvous && *s.op->avail < s.total))) {
         continue;  // waiting for the data it forwards
       }
-      if (resolve(peer).sentCells - loadLocal(consumedOff(peer)) < ringCells_) return true;
+      if (ringCells_ - (resolve(peer).sentCells - loadLocal(consumedOff(peer))) >= s.need) {
+        return true;
+      }
     }
     for (auto& r : rs) {
       if (!r.finished() && arrived(r.op->peer, peers_[static_cast<std::size_t>(r.op->peer)])) {
