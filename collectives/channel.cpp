@@ -389,7 +389,9 @@ Channel::Start Channel::startRendezvous(SendState& s, Peer& p, std::uint64_t fre
   std::byte* dst = chunkBuffer(p);
   writeHeader(dst, h);
   std::memcpy(dst + sizeof h, &raddr, sizeof raddr);
-  std::memcpy(dst + sizeof h + sizeof raddr, s.exposedKey.data(), s.exposedKey.size());
+  if (!s.exposedKey.empty()) {  // the self transport's keys are empty
+    std::memcpy(dst + sizeof h + sizeof raddr, s.exposedKey.data(), s.exposedKey.size());
+  }
   postChunk(s.op->peer, p, sizeof h + len);
   s.rendezvous = false;
   s.started = true;
