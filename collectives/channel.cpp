@@ -43,7 +43,7 @@ void writeHeader(std::byte* dst, const ChunkHeader& h) {
 constexpr std::uint64_t kData = 0;
 constexpr std::uint64_t kReady = 1;
 constexpr std::uint64_t kPad = 2;  // fills the ring's end; no stream data
-// A receiver reads a rendezvous stream by this many pieces per getv and flush.
+// A receiver reads a rendezvous stream by this many pieces per getv.
 constexpr std::size_t kGetBatch = 1024;
 
 std::size_t envSize(const char* name, std::size_t dflt, std::size_t lo, std::size_t hi) {
@@ -114,6 +114,12 @@ struct Channel::SendState {
   std::unique_ptr<transport::MemoryRegion> exposed;
   std::vector<std::byte> exposedKey;
   [[nodiscard]] bool finished() const { return started && sentBytes == total && !waitFin; }
+  /// A tree node forwarding (op->avail): the next chunk's data has not arrived yet (all of it,
+  /// for a rendezvous, which exposes the whole stream at once).
+  [[nodiscard]] bool awaitsData() const {
+    if (op->avail == nullptr || sentBytes == total) return false;
+    return rendezvous ? *op->avail < total : *op->avail <= sentBytes;
+  }
 };
 
 struct Channel::RecvState {
@@ -277,15 +283,9 @@ bool Channel::trySend(SendState& s) {
   if (free == 0) return false;
   // A chunk never wraps around the end of the ring.
   const std::uint64_t room = std::min(free, ringCells_ - p.sentCells % ringCells_);
-  if (s.rendezvous && s.op->avail != nullptr) {
-    // A tree node forwarding by rendezvous exposes the stream once all of it has arrived
-    // (it came by rendezvous too: at once); an error found meanwhile goes in a data chunk.
-    if (s.op->livePoison != nullptr && *s.op->livePoison != 0) {
-      s.rendezvous = false;
-    } else if (*s.op->avail < s.total) {
-      return false;
-    }
-  }
+  // An error found meanwhile by a forwarding tree node goes in a data chunk.
+  if (s.op->livePoison != nullptr && *s.op->livePoison != 0) s.rendezvous = false;
+  if (s.awaitsData()) return false;
   if (s.rendezvous) {
     switch (startRendezvous(s, p, free, room)) {
       case Start::kDone:
@@ -299,10 +299,7 @@ bool Channel::trySend(SendState& s) {
   const std::uint64_t pos = s.sentBytes;
   std::uint64_t len =
       std::min<std::uint64_t>({s.total - pos, maxPayload_, room * cell_ - sizeof(ChunkHeader)});
-  if (s.op->avail != nullptr) {  // forward only what has arrived
-    len = std::min(len, *s.op->avail > pos ? *s.op->avail - pos : 0);
-    if (len == 0 && s.total > pos) return false;
-  }
+  if (s.op->avail != nullptr) len = std::min(len, *s.op->avail - pos);  // what has arrived
   int poison = s.op->poison;
   if (poison == 0 && s.op->livePoison != nullptr) poison = *s.op->livePoison;
   const ChunkHeader h{
@@ -320,8 +317,10 @@ std::byte* Channel::chunkBuffer(Peer& p) {
   return p.direct != nullptr ? p.direct + slotOff(me_, p.sentCells) : staging_.data();
 }
 
+std::uint64_t Channel::cellsFor(std::size_t bytes) const { return (bytes + cell_ - 1) / cell_; }
+
 void Channel::postChunk(int peer, Peer& p, std::size_t bytes) {
-  const std::uint64_t cells = (bytes + cell_ - 1) / cell_;
+  const std::uint64_t cells = cellsFor(bytes);
   if (p.direct != nullptr) {
     auto* seq = reinterpret_cast<std::uint64_t*>(p.direct + slotOff(me_, p.sentCells));
     p.sentCells += cells;
@@ -369,7 +368,7 @@ Channel::Start Channel::startRendezvous(SendState& s, Peer& p, std::uint64_t fre
     s.rendezvous = false;
     return Start::kCopy;
   }
-  const std::uint64_t cells = (sizeof(ChunkHeader) + len + cell_ - 1) / cell_;
+  const std::uint64_t cells = cellsFor(sizeof(ChunkHeader) + len);
   if (cells > free) {
     s.need = cells;  // so the wait sleeps until that much is free, instead of spinning
     return Start::kWait;
@@ -425,13 +424,13 @@ void Channel::finishRendezvous(RecvState& r, const std::byte* payload, std::size
           pos += seg.len;
         }
         if (iov.size() == kGetBatch || (!more && !iov.empty())) {
-          (void)ep.getv(iov, from, *key);
-          ep.flush();
+          (void)ep.getv(iov, from, *key);  // the lists are read in the call
           iov.clear();
           from.clear();
         }
         if (!more) break;
       }
+      ep.flush();  // every piece is in place
     } catch (const Error& e) {
       r.errorClass = e.errorClass();
       r.error = std::string("reading rank ") + std::to_string(peer) + "'s data: " + e.what();
@@ -467,7 +466,7 @@ bool Channel::tryRecv(RecvState& r) {
       static_cast<const std::byte*>(region_->base()) + slotOff(peer, p.recvCells);
   ChunkHeader h{};
   std::memcpy(&h, chunk, sizeof h);
-  const std::uint64_t cells = (sizeof h + h.len + cell_ - 1) / cell_;
+  const std::uint64_t cells = cellsFor(sizeof h + static_cast<std::size_t>(h.len));
   if (h.kind == kPad) {
     consume(peer, p, cells);
     return true;
@@ -542,10 +541,7 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs) 
         if (loadLocal(finOff(peer)) >= s.fin) return true;
         continue;
       }
-      if (s.op->avail != nullptr && s.total > s.sentBytes &&
-          (*s.op->avail <= s.sentBytes || (s.rendezvous && *s.op->avail < s.total))) {
-        continue;  // waiting for the data it forwards
-      }
+      if (s.awaitsData()) continue;  // waiting for the data it forwards
       if (ringCells_ - (resolve(peer).sentCells - loadLocal(consumedOff(peer))) >= s.need) {
         return true;
       }

@@ -150,6 +150,8 @@ class Channel {
   /// Publishes the chunk just written by chunkBuffer() (a put and flush, unless it was stored)
   /// and then the peer's arrived counter.
   void postChunk(int peer, Peer& p, std::size_t bytes);
+  /// Ring cells a chunk of `bytes` (header included) takes.
+  [[nodiscard]] std::uint64_t cellsFor(std::size_t bytes) const;
   /// Whether the next chunk from `peer` is complete in my slot for it.
   [[nodiscard]] bool arrived(int peer, const Peer& p) const;
   /// Writes the ready-to-send chunk of `s` (or a pad before it, at the ring's end), given the
