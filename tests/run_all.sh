@@ -37,7 +37,7 @@ else
 fi
 
 echo "== build ($build)"
-cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DONESIDED_WERROR=ON >/dev/null
 cmake --build "$build" -j "$jobs"
 
 echo "== tests"
@@ -63,7 +63,7 @@ fi
 
 echo "== ASan + UBSan build, unit suites"
 asan="$build-asan"
-cmake -S "$here" -B "$asan" -DCMAKE_BUILD_TYPE=Debug -DONESIDED_SANITIZE=address,undefined \
+cmake -S "$here" -B "$asan" -DCMAKE_BUILD_TYPE=Debug -DONESIDED_WERROR=ON -DONESIDED_SANITIZE=address,undefined \
   -DONESIDED_BUILD_BENCH=OFF -DONESIDED_BUILD_EXAMPLES=OFF -DONESIDED_TEST_RXE=OFF >/dev/null
 cmake --build "$asan" -j "$jobs"
 (cd "$asan" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
@@ -78,7 +78,7 @@ echo "== ASan + UBSan: the launcher and the MPI programs that must succeed"
 
 echo "== TSan build (UCX off: its memory hooks do not run under TSan), unit suites"
 tsan="$build-tsan"
-cmake -S "$here" -B "$tsan" -DCMAKE_BUILD_TYPE=Debug -DONESIDED_SANITIZE=thread \
+cmake -S "$here" -B "$tsan" -DCMAKE_BUILD_TYPE=Debug -DONESIDED_WERROR=ON -DONESIDED_SANITIZE=thread \
   -DONESIDED_WITH_UCX=OFF -DONESIDED_BUILD_BENCH=OFF -DONESIDED_BUILD_EXAMPLES=OFF >/dev/null
 cmake --build "$tsan" -j "$jobs" --target unit_tests
 (cd "$tsan" && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j "$jobs" -L unit \

@@ -11,7 +11,7 @@ build="${1:-$here/build}"
 if [ "${ONESIDED_SKIP_DEPS:-0}" != 1 ]; then
   "$here/tests/install_deps.sh"
 fi
-cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DONESIDED_WERROR=ON >/dev/null
 cmake --build "$build" -j "$(nproc)"
 
 echo "== examples"
