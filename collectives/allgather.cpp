@@ -12,11 +12,12 @@ using namespace detail;
 namespace {
 constexpr std::size_t kAllgatherTreeBelow = 256;  // bytes per block, with more than 8 ranks
 
-void exchange(Comm& comm, const Stream& mine, const std::function<Stream(int)>& block) {
+template <class Block>
+void exchange(Comm& comm, const Stream& mine, const Block& block) {
   const int p = comm.size();
   const int me = comm.rank();
-  std::vector<SendOp> sends;
-  std::vector<RecvOp> recvs;
+  SendList sends;
+  RecvList recvs;
   for (int d = 1; d < p; ++d) {
     sends.push_back({(me + d) % p, mine, 0});
     const int from = (me - d + p) % p;

@@ -11,14 +11,14 @@ using namespace detail;
 
 namespace {
 
-void exchange(Comm& comm, const std::function<Stream(int)>& src,
-              const std::function<Stream(int)>& dst) {
+template <class Src, class Dst>
+void exchange(Comm& comm, const Src& src, const Dst& dst) {
   const int p = comm.size();
   const int me = comm.rank();
   localCopy(src(me), dst(me));
   if (p == 1) return;
-  std::vector<SendOp> sends;
-  std::vector<RecvOp> recvs;
+  SendList sends;
+  RecvList recvs;
   for (int d = 1; d < p; ++d) {
     const int to = (me + d) % p;
     const int from = (me - d + p) % p;

@@ -22,7 +22,7 @@ void bcast(Comm& comm, void* buf, int count, const Datatype* type, int root) {
   if (useTree(forcedAlg(comm), p, bytesOf(s.count, t), SIZE_MAX)) {
     bcastStream(comm, s, root, f);
   } else if (comm.rank() == root) {
-    std::vector<SendOp> sends;
+    SendList sends;
     for (int d = 1; d < p; ++d) sends.push_back({(root + d) % p, s, 0});
     f.run(comm.channel(), sends, {});
   } else {

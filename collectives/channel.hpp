@@ -138,7 +138,11 @@ class Channel {
   struct SendState;
   struct RecvState;
 
-  Peer& resolve(int member);
+  Peer& resolve(int member) {
+    Peer& p = peers_[static_cast<std::size_t>(member)];
+    return p.resolved ? p : resolveSlow(member);
+  }
+  Peer& resolveSlow(int member);
   [[nodiscard]] std::size_t arrivedOff(int member) const;
   [[nodiscard]] std::size_t consumedOff(int member) const;
   [[nodiscard]] std::size_t finOff(int member) const;
@@ -173,9 +177,15 @@ class Channel {
   std::uint64_t reportEvery_ = 1;  // cells read between consumed reports
   std::size_t regionBytes_ = 0;
   std::unique_ptr<transport::MemoryRegion> region_;
+  std::byte* local_ = nullptr;                           // region_'s base
   std::function<std::vector<std::byte>(int)> lazyInfo_;  // connectLazily()
   std::vector<Peer> peers_;
   std::vector<std::byte> staging_;  // chunks bound for peers reached by put
+  // run()'s states, kept from phase to phase (the first sendView_.size() are this phase's).
+  std::vector<std::unique_ptr<SendState>> sendKept_;
+  std::vector<std::unique_ptr<RecvState>> recvKept_;
+  std::vector<SendState*> sendView_;
+  std::vector<RecvState*> recvView_;
   struct Buffer {
     std::unique_ptr<std::byte[]> data;
     std::size_t size = 0;

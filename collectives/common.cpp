@@ -132,7 +132,7 @@ void bcastStream(Comm& c, const Stream& s, int root, Failure& f) {
     std::uint64_t got = 0;
     int error = 0;
     RecvOp r{t.parent(), s, nullptr, &got, &error};
-    std::vector<SendOp> sends;
+    SendList sends;
     for (auto [v, sz] : kids) sends.push_back({t.real(v), s, 0, &got, &error});
     f.run(ch, sends, {&r, 1});
     return;
@@ -142,7 +142,7 @@ void bcastStream(Comm& c, const Stream& s, int root, Failure& f) {
     f.run(ch, {}, {&r, 1});
     return;
   }
-  std::vector<SendOp> sends;
+  SendList sends;
   for (auto [v, sz] : kids) sends.push_back({t.real(v), s, 0});
   f.run(ch, sends, {});
 }
@@ -167,7 +167,7 @@ std::byte* reducePacked(Comm& c, const Stream& in, int kind, Op op, int root) {
       return nullptr;
     }
     std::vector<std::byte*> parts(static_cast<std::size_t>(p));
-    std::vector<RecvOp> recvs;
+    RecvList recvs;
     for (int r = 0, k = 0; r < p; ++r) {
       if (r == root) continue;
       parts[static_cast<std::size_t>(r)] = ch.buffer(2 + static_cast<std::size_t>(k++), n);
@@ -190,10 +190,10 @@ std::byte* reducePacked(Comm& c, const Stream& in, int kind, Op op, int root) {
   // the result into its parent's scratch.
   Tree t(p, c.rank(), root);
   auto kids = t.children();
-  std::vector<std::byte*> parts(kids.size());
-  std::vector<RecvOp> recvs;
+  SmallVec<std::byte*, 32> parts;
+  RecvList recvs;
   for (std::size_t i = 0; i < kids.size(); ++i) {
-    parts[i] = ch.buffer(2 + i, n);
+    parts.push_back(ch.buffer(2 + i, n));
     recvs.push_back({t.real(kids[i].first), bytes(parts[i], n), nullptr});
   }
   f.run(ch, {}, recvs);

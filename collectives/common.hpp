@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "collectives/channel.hpp"
+#include "collectives/small_vec.hpp"
 #include "onesided/collectives.hpp"
 #include "onesided/comm.hpp"
 #include "onesided/datatype.hpp"
@@ -21,7 +22,11 @@ namespace onesided::coll::detail {
 using onesided::detail::Channel;
 using onesided::detail::RecvOp;
 using onesided::detail::SendOp;
+using onesided::detail::SmallVec;
 using onesided::detail::Stream;
+/// A phase's operations (a few per call: kept inline, no allocation).
+using SendList = SmallVec<SendOp, 8>;
+using RecvList = SmallVec<RecvOp, 8>;
 
 enum class Alg { kAuto, kLinear, kTree };
 /// ONESIDED_COLL_ALG, as read when the communicator was made.
@@ -86,8 +91,8 @@ struct Tree {
   [[nodiscard]] int subtree() const { return std::min(span(), p - vr); }
   [[nodiscard]] int parent() const { return real(vr - span()); }
   /// Children as (virtual rank, subtree size), largest subtree first.
-  [[nodiscard]] std::vector<std::pair<int, int>> children() const {
-    std::vector<std::pair<int, int>> out;
+  [[nodiscard]] SmallVec<std::pair<int, int>, 32> children() const {
+    SmallVec<std::pair<int, int>, 32> out;
     for (int m = span() >> 1; m >= 1; m >>= 1) {
       if (vr + m < p) out.emplace_back(vr + m, std::min(m, p - (vr + m)));
     }

@@ -55,7 +55,7 @@ void gather(Comm& comm, const void* sbuf, int scount, const Datatype* stype, voi
       SendOp s{root, {sbuf, static_cast<std::size_t>(scount), st}, 0};
       f.run(ch, {&s, 1}, {});
     } else {
-      std::vector<RecvOp> recvs;
+      RecvList recvs;
       for (int d = 1; d < p; ++d) {
         const int r = (root + d) % p;
         recvs.push_back({r, block(r), nullptr});
@@ -69,7 +69,7 @@ void gather(Comm& comm, const void* sbuf, int scount, const Datatype* stype, voi
   std::vector<std::byte> tmp(static_cast<std::size_t>(t.subtree()) * bb);
   const Datatype* sig = isRoot ? rt : st;  // what the packed blocks hold, as this rank sees it
   if (!isRoot) pack(sbuf, static_cast<std::size_t>(scount), *st, tmp.data(), bb);
-  std::vector<RecvOp> recvs;
+  RecvList recvs;
   for (auto [v, sz] : t.children()) {
     recvs.push_back({t.real(v),
                      bytes(tmp.data() + static_cast<std::size_t>(v - t.vr) * bb,
@@ -124,7 +124,7 @@ void gatherv(Comm& comm, const void* sbuf, int scount, const Datatype* stype, vo
     SendOp s{root, {sbuf, static_cast<std::size_t>(scount), st}, 0};
     f.run(comm.channel(), {&s, 1}, {});
   } else {
-    std::vector<RecvOp> recvs;
+    RecvList recvs;
     for (int d = 1; d < p; ++d) {
       const int r = (root + d) % p;
       recvs.push_back({r, block(r), nullptr});

@@ -95,7 +95,7 @@ void reduceScatterBlock(Comm& comm, const void* sbuf, void* rbuf, int rcount, co
   if (comm.rank() == 0) {
     unpack(out, bb, rbuf, n, *c.type);
     if (p == 1) return;
-    std::vector<SendOp> sends;
+    SendList sends;
     for (int r = 1; r < p; ++r) {
       sends.push_back({r, bytes(out + static_cast<std::size_t>(r) * bb, bb), 0});
     }

@@ -50,7 +50,7 @@ void scatter(Comm& comm, const void* sbuf, int scount, const Datatype* stype, vo
   Failure f;
   if (!useTree(forcedAlg(comm), p, bb, kScatterTreeBelow)) {
     if (isRoot) {
-      std::vector<SendOp> sends;
+      SendList sends;
       for (int d = 1; d < p; ++d) sends.push_back({(root + d) % p, block((root + d) % p), 0});
       f.run(ch, sends, {});
     } else {
@@ -73,7 +73,7 @@ void scatter(Comm& comm, const void* sbuf, int scount, const Datatype* stype, vo
     RecvOp r{t.parent(), bytes(tmp.data(), tmp.size(), sig), nullptr};
     f.run(ch, {}, {&r, 1});
   }
-  std::vector<SendOp> sends;
+  SendList sends;
   for (auto [v, sz] : t.children()) {
     sends.push_back({t.real(v),
                      bytes(tmp.data() + static_cast<std::size_t>(v - t.vr) * bb,
@@ -116,7 +116,7 @@ void scatterv(Comm& comm, const void* sbuf, const int* scounts, const int* displ
   if (p == 1) return;
   Failure f;
   if (isRoot) {
-    std::vector<SendOp> sends;
+    SendList sends;
     for (int d = 1; d < p; ++d) sends.push_back({(root + d) % p, block((root + d) % p), 0});
     f.run(comm.channel(), sends, {});
   } else {

@@ -264,8 +264,9 @@ void Context::backoff(unsigned spins, std::int64_t& since) {
   // Spin first (latency). With more ranks than cores, yield at once instead: the rank this one
   // waits for needs the core now (Open MPI's yield_when_idle: 4 ranks on 2 cores, a barrier
   // took 110-190 us spinning 4096 rounds first, against 5 us yielding at once).
+  // `spins` counts polls; oversubscribed, every poll comes here and yields.
   constexpr unsigned kSpin = 1U << 12;
-  constexpr unsigned kYield = 1U << 18;
+  constexpr unsigned kYield = 1U << 14;
   if (!oversubscribed_ && spins < kSpin) return;
   if (oversubscribed_ && spins < kYield) {
     sched_yield();

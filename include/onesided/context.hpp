@@ -106,12 +106,15 @@ class Context {
     // A short tight loop first: the answer usually arrives within a cache-line transfer or two,
     // and a pause (up to ~140 cycles on recent x86) or a progress call would only delay seeing
     // it. Then pause between polls and drive progress every 16th, backing off to yield / sleep.
-    for (unsigned spins = 0; spins < kTightSpins; ++spins) {
+    // With more ranks than cores the rank waited for most likely needs this core: a few polls,
+    // then every poll yields (Open MPI's yield_when_idle does the same).
+    const unsigned tight = oversubscribed_ ? kTightSpinsShared : kTightSpins;
+    for (unsigned spins = 0; spins < tight; ++spins) {
       if (done()) return;
     }
     std::int64_t since = 0;  // when the wait began to back off (ns, steady clock); 0: not yet
-    for (unsigned spins = kTightSpins; !done(); ++spins) {
-      if ((spins & 15U) == 15U) {
+    for (unsigned spins = tight; !done(); ++spins) {
+      if (oversubscribed_ || (spins & 15U) == 15U) {
         backoff(spins, since);
       } else {
 #if defined(__x86_64__) || defined(__i386__)
@@ -123,8 +126,10 @@ class Context {
 
  private:
   static constexpr unsigned kTightSpins = 256;
+  static constexpr unsigned kTightSpinsShared = 16;
   Context(std::unique_ptr<bootstrap::Bootstrap> boot, const Options& options);
-  /// One step of a wait's back-off (every 16th poll); `since` is the wait's own state.
+  /// One step of a wait's back-off (every 16th poll; every poll when oversubscribed); `since`
+  /// is the wait's own state.
   void backoff(unsigned spins, std::int64_t& since);
 
   std::unique_ptr<bootstrap::Bootstrap> boot_;
