@@ -194,7 +194,7 @@ std::byte* reducePacked(Comm& c, const Stream& in, int kind, Op op, int root) {
   RecvList recvs;
   for (std::size_t i = 0; i < kids.size(); ++i) {
     parts.push_back(ch.buffer(2 + i, n));
-    recvs.push_back({t.real(kids[i].first), bytes(parts[i], n), nullptr});
+    recvs.push_back({t.real(kids[i].v), bytes(parts[i], n), nullptr});
   }
   f.run(ch, {}, recvs);
   if (f.errorClass() == 0) {

@@ -90,11 +90,15 @@ struct Tree {
   }
   [[nodiscard]] int subtree() const { return std::min(span(), p - vr); }
   [[nodiscard]] int parent() const { return real(vr - span()); }
-  /// Children as (virtual rank, subtree size), largest subtree first.
-  [[nodiscard]] SmallVec<std::pair<int, int>, 32> children() const {
-    SmallVec<std::pair<int, int>, 32> out;
+  struct Child {
+    int v;     // virtual rank
+    int size;  // of its subtree
+  };
+  /// Children, largest subtree first.
+  [[nodiscard]] SmallVec<Child, 32> children() const {
+    SmallVec<Child, 32> out;
     for (int m = span() >> 1; m >= 1; m >>= 1) {
-      if (vr + m < p) out.emplace_back(vr + m, std::min(m, p - (vr + m)));
+      if (vr + m < p) out.push_back({vr + m, std::min(m, p - (vr + m))});
     }
     return out;
   }

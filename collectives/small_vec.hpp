@@ -4,34 +4,42 @@
 // measurable part of a small collective's time. Past N it moves everything to the heap.
 #pragma once
 
-#include <array>
 #include <cstddef>
+#include <cstring>
+#include <new>
 #include <span>
-#include <utility>
+#include <type_traits>
 #include <vector>
 
 namespace onesided::detail {
 
+// For trivially copyable and destructible T (the lists hold pointers and numbers): the inline
+// storage is left uninitialised (zeroing it cost more than the rest of a small alltoall's
+// bookkeeping) and elements are constructed in place.
 template <class T, std::size_t N>
 class SmallVec {
+  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+
  public:
+  SmallVec() = default;
+  SmallVec(const SmallVec& o) : heap_(o.heap_), n_(o.n_) {
+    if (heap_.empty() && n_ > 0) std::memcpy(inline_, o.inline_, n_ * sizeof(T));
+  }
+  SmallVec& operator=(const SmallVec&) = delete;
   void push_back(const T& v) {
     if (heap_.empty() && n_ < N) {
-      inline_[n_++] = v;
+      ::new (static_cast<void*>(inline_ + n_ * sizeof(T))) T(v);
+      ++n_;
       return;
     }
-    if (heap_.empty()) heap_.assign(inline_.begin(), inline_.begin() + n_);
+    if (heap_.empty()) heap_.assign(first(), first() + n_);
     heap_.push_back(v);
     ++n_;
   }
-  template <class... A>
-  void emplace_back(A&&... a) {
-    push_back(T{std::forward<A>(a)...});
-  }
   [[nodiscard]] std::size_t size() const noexcept { return n_; }
   [[nodiscard]] bool empty() const noexcept { return n_ == 0; }
-  T* data() noexcept { return heap_.empty() ? inline_.data() : heap_.data(); }
-  const T* data() const noexcept { return heap_.empty() ? inline_.data() : heap_.data(); }
+  T* data() noexcept { return heap_.empty() ? first() : heap_.data(); }
+  const T* data() const noexcept { return heap_.empty() ? first() : heap_.data(); }
   T& operator[](std::size_t i) noexcept { return data()[i]; }
   const T& operator[](std::size_t i) const noexcept { return data()[i]; }
   T* begin() noexcept { return data(); }
@@ -42,7 +50,10 @@ class SmallVec {
   operator std::span<const T>() const noexcept { return {data(), n_}; }
 
  private:
-  std::array<T, N> inline_{};
+  T* first() noexcept { return std::launder(reinterpret_cast<T*>(inline_)); }
+  const T* first() const noexcept { return std::launder(reinterpret_cast<const T*>(inline_)); }
+
+  alignas(T) std::byte inline_[N * sizeof(T)];  // NOLINT: raw storage, constructed in place
   std::vector<T> heap_;
   std::size_t n_ = 0;
 };
