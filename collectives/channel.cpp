@@ -2,6 +2,7 @@
 #include "collectives/channel.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -168,6 +169,11 @@ struct Channel::RecvState {
   bool started = false;
   int errorClass = 0;
   std::string error;
+  // A folding receive: bytes folded so far (whole elements), and an element split between
+  // chunks (chunk sizes follow ring space, not element boundaries).
+  std::uint64_t folded = 0;
+  std::array<std::byte, 64> carry{};
+  std::size_t carryLen = 0;
   void reset(const RecvOp& o) {
     op = &o;
     cursor.reset();
@@ -177,6 +183,8 @@ struct Channel::RecvState {
     started = false;
     errorClass = 0;
     error.clear();
+    folded = 0;
+    carryLen = 0;
   }
   [[nodiscard]] bool finished() const { return started && got == total; }
 };
@@ -458,11 +466,14 @@ void Channel::finishRendezvous(RecvState& r, const std::byte* payload, std::size
       std::memcpy(&raddr, payload, sizeof raddr);
       auto& ep = ctx_.endpoint(ranks_[static_cast<std::size_t>(peer)]);
       const auto key = ep.unpackRkey({payload + sizeof raddr, len - sizeof raddr});
-      // Each contiguous piece of the receive buffer, read from its place in the stream.
+      // Each contiguous piece of the receive buffer, read from its place in the stream; a
+      // folding receive reads the stream whole and folds it afterwards.
       std::vector<transport::Iov> iov;
       std::vector<std::uint64_t> from;
       Datatype::Segment seg{};
-      const auto b = reinterpret_cast<std::uintptr_t>(r.base);
+      const bool folding = r.op->foldBase != nullptr;
+      if (folding) foldIn_.resize(r.cursor->total());
+      const auto b = reinterpret_cast<std::uintptr_t>(folding ? foldIn_.data() : r.base);
       std::uint64_t pos = 0;
       for (;;) {
         const bool more = r.cursor->next(std::size_t{1} << 30, seg);
@@ -480,6 +491,7 @@ void Channel::finishRendezvous(RecvState& r, const std::byte* payload, std::size
         if (!more) break;
       }
       ep.flush();  // every piece is in place
+      if (folding && !foldsFailed_) fold(r, foldIn_.data(), foldIn_.size());
     } catch (const Error& e) {
       r.errorClass = e.errorClass();
       r.error = std::string("reading rank ") + std::to_string(peer) + "'s data: " + e.what();
@@ -506,6 +518,39 @@ void Channel::consume(int peer, Peer& p, std::uint64_t cells) {
   }
 }
 
+void Channel::fold(RecvState& r, const std::byte* in, std::size_t len) {
+  const RecvOp& o = *r.op;
+  const std::size_t unit = packedSize(o.foldKind);
+  auto* out = static_cast<std::byte*>(r.base);
+  // out[at, at + n elements) = base op in, in cache-sized pieces (the copy of base, when it is
+  // elsewhere, is still in cache when the operation reads it).
+  auto combine = [&](const std::byte* src, std::size_t n) {
+    constexpr std::size_t kPiece = std::size_t{16} << 10;
+    const std::size_t step = std::max<std::size_t>(1, kPiece / unit);
+    for (std::size_t i = 0; i < n; i += step) {
+      const std::size_t k = std::min(step, n - i);
+      std::byte* d = out + r.folded;
+      if (o.foldBase != out) std::memcpy(d, o.foldBase + r.folded, k * unit);
+      applyOp(o.foldOp, o.foldKind, d, src + i * unit, k);
+      r.folded += k * unit;
+    }
+  };
+  if (r.carryLen > 0) {
+    const std::size_t take = std::min(unit - r.carryLen, len);
+    std::memcpy(r.carry.data() + r.carryLen, in, take);
+    r.carryLen += take;
+    in += take;
+    len -= take;
+    if (r.carryLen < unit) return;
+    combine(r.carry.data(), 1);
+    r.carryLen = 0;
+  }
+  const std::size_t whole = len / unit;
+  combine(in, whole);
+  r.carryLen = len - whole * unit;
+  if (r.carryLen > 0) std::memcpy(r.carry.data(), in + whole * unit, r.carryLen);
+}
+
 bool Channel::tryRecv(RecvState& r) {
   const int peer = r.op->peer;
   Peer& p = peers_[static_cast<std::size_t>(peer)];
@@ -518,6 +563,7 @@ bool Channel::tryRecv(RecvState& r) {
     consume(peer, p, cells);
     return true;
   }
+  const bool wasStarted = r.started;
   if (!r.started) {
     r.started = true;
     r.total = h.total;
@@ -545,10 +591,17 @@ bool Channel::tryRecv(RecvState& r) {
       r.cursor.emplace(*r.op->dst.type, r.op->dst.count);
     }
   }
+  // A fold writes its destination only once every folding receive of the phase has checked
+  // its first chunk (sizes, signatures, errors from the sender): after a mismatch nothing is
+  // written. Until then the chunk stays in the ring.
+  const bool folding = r.op->foldBase != nullptr && r.errorClass == 0 && r.total > 0;
+  if (folding && !foldsChecked_) return !wasStarted;
   std::uint64_t got = h.len;
   if (h.kind == kReady) {
     finishRendezvous(r, chunk + sizeof h, static_cast<std::size_t>(h.len));
     got = r.total;
+  } else if (folding) {
+    if (!foldsFailed_) fold(r, chunk + sizeof h, static_cast<std::size_t>(h.len));
   } else if (r.errorClass == 0) {
     unpackTo(*r.cursor, r.base, chunk + sizeof h, static_cast<std::size_t>(h.len));
   }
@@ -574,6 +627,16 @@ void prepare(std::vector<std::unique_ptr<State>>& kept, std::vector<State*>& vie
   }
 }
 }  // namespace
+
+void Channel::checkFolds() {
+  foldsChecked_ = true;
+  foldsFailed_ = false;
+  for (const RecvState* r : recvView_) {
+    if (r->op->foldBase == nullptr) continue;
+    foldsChecked_ = foldsChecked_ && r->started;
+    foldsFailed_ = foldsFailed_ || r->errorClass != 0;
+  }
+}
 
 void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs) {
   // The states stay in the channel from phase to phase: a small collective's time is mostly
@@ -602,11 +665,16 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs) 
         return true;
       }
     }
+    bool foldWaits = false;  // an earlier folding receive is unfinished
     for (RecvState* rp : recvView_) {
       RecvState& r = *rp;
-      if (!r.finished() && arrived(r.op->peer, peers_[static_cast<std::size_t>(r.op->peer)])) {
-        return true;
-      }
+      if (r.finished()) continue;
+      const bool folding = r.op->foldBase != nullptr;
+      // A fold's first chunk always moves it on (it is checked before any fold writes); after
+      // that, only once every fold is checked and the folds before it are done.
+      if (folding && r.started && (foldWaits || !foldsChecked_)) continue;
+      if (arrived(r.op->peer, peers_[static_cast<std::size_t>(r.op->peer)])) return true;
+      foldWaits = foldWaits || folding;
     }
     return false;
   };
@@ -624,10 +692,19 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs) 
       while (!s.finished() && trySend(s)) moved = true;
       if (!s.finished()) all = false;
     }
+    checkFolds();
+    bool foldWaits = false;
     for (RecvState* rp : recvView_) {
       RecvState& r = *rp;
-      while (!r.finished() && tryRecv(r)) moved = true;
-      if (!r.finished()) all = false;
+      const bool folding = r.op->foldBase != nullptr;
+      // A fold waiting for an earlier one may still take its first chunk (checkFolds needs it).
+      if (!(folding && foldWaits && r.started)) {
+        while (!r.finished() && tryRecv(r)) moved = true;
+      }
+      if (!r.finished()) {
+        all = false;
+        foldWaits = foldWaits || folding;
+      }
     }
     if (all) break;
     if (!moved) ctx_.waitUntil(ready);

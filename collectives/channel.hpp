@@ -37,6 +37,7 @@
 #include <span>
 #include <vector>
 
+#include "onesided/op.hpp"
 #include "transport/transport.hpp"
 
 namespace onesided {
@@ -81,6 +82,14 @@ struct RecvOp {
   /// sends gated on it drain), and the error class as soon as it is known.
   std::uint64_t* progress = nullptr;
   int* errorOut = nullptr;
+  /// A reduction: the stream holds packed elements of the predefined type `foldKind`, and each
+  /// is combined as it arrives, straight from the scratch ring: dst[i] = foldBase[i] op in[i]
+  /// (`dst` packed bytes; foldBase may be dst.buf; null: no fold). Folding receives of a phase
+  /// complete in list order, so a result never depends on which sender was first, and none
+  /// writes before all have checked their senders' sizes: after a mismatch dst is untouched.
+  const std::byte* foldBase = nullptr;
+  Op foldOp = Op::kNoOp;
+  int foldKind = 0;
 };
 
 class Channel {
@@ -164,6 +173,10 @@ class Channel {
   /// Releases the cells of the chunk just read from `peer`'s ring.
   void consume(int peer, Peer& p, std::uint64_t cells);
   void finishRendezvous(RecvState& r, const std::byte* payload, std::size_t len);
+  /// Folds the next `len` bytes of a folding receive's stream (RecvOp::foldBase).
+  static void fold(RecvState& r, const std::byte* in, std::size_t len);
+  /// Whether every folding receive of the phase has its first chunk, and whether one failed.
+  void checkFolds();
   bool trySend(SendState& s);
   bool tryRecv(RecvState& r);
 
@@ -181,6 +194,9 @@ class Channel {
   std::function<std::vector<std::byte>(int)> lazyInfo_;  // connectLazily()
   std::vector<Peer> peers_;
   std::vector<std::byte> staging_;  // chunks bound for peers reached by put
+  std::vector<std::byte> foldIn_;   // a folding receive's rendezvous stream, before the fold
+  bool foldsChecked_ = false;       // checkFolds()
+  bool foldsFailed_ = false;
   // run()'s states, kept from phase to phase (the first sendView_.size() are this phase's).
   std::vector<std::unique_ptr<SendState>> sendKept_;
   std::vector<std::unique_ptr<RecvState>> recvKept_;

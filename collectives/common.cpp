@@ -143,64 +143,91 @@ void bcastStream(Comm& c, const Stream& s, int root, Failure& f) {
     return;
   }
   SendList sends;
-  for (auto [v, sz] : kids) sends.push_back({t.real(v), s, 0});
+  for (auto [v, sz] : kids) sends.push_back({t.real(v), s, f.errorClass()});
   f.run(ch, sends, {});
 }
 
-std::byte* reducePacked(Comm& c, const Stream& in, int kind, Op op, int root) {
+const std::byte* packedInput(Channel& ch, const Stream& in, std::size_t slot) {
+  if (in.type->contiguous()) return static_cast<const std::byte*>(in.buf);
+  const std::size_t n = bytesOf(in.count, *in.type);
+  std::byte* b = ch.buffer(slot, n);
+  pack(in.buf, in.count, *in.type, b, n);
+  return b;
+}
+
+RecvOp foldFrom(int peer, std::byte* dst, std::size_t n, const std::byte* base, Op op, int kind) {
+  RecvOp r{peer, bytes(dst, n), nullptr};
+  r.foldBase = base;
+  r.foldOp = op;
+  r.foldKind = kind;
+  return r;
+}
+
+const std::byte* reducePacked(Comm& c, const Stream& in, int kind, Op op, int root,
+                              std::byte* out) {
   const int p = c.size();
+  const bool isRoot = c.rank() == root;
   const std::size_t n = bytesOf(in.count, *in.type);
   auto& ch = c.channel();
-  // Buffers: 0 this rank's partial result, 1 the linear root's result, 2.. what peers send.
-  std::byte* acc = ch.buffer(0, n);
-  pack(in.buf, in.count, *in.type, acc, n);
-  if (p == 1) return acc;
+  // Buffers: 0 this rank's partial result, 1 the linear root's result, 2 the packed input,
+  // 3.. what peers send (linear).
+  const std::byte* mine = packedInput(ch, in, 2);
   Failure f;
-  const Alg a = forcedAlg(c);
-  if (!useTree(a, p, n, SIZE_MAX)) {
-    // Linear: every rank writes its vector into the root's scratch; the root reduces in rank
+  if (forcedAlg(c) == Alg::kLinear && p > 2) {
+    // Linear: every rank writes its vector into the root's scratch; the root folds in rank
     // order.
-    if (c.rank() != root) {
-      SendOp s{root, bytes(acc, n), 0};
+    if (!isRoot) {
+      SendOp s{root, bytes(mine, n), 0};
       f.run(ch, {&s, 1}, {});
       f.rethrow();
       return nullptr;
     }
-    std::vector<std::byte*> parts(static_cast<std::size_t>(p));
+    std::vector<const std::byte*> parts(static_cast<std::size_t>(p));
     RecvList recvs;
     for (int r = 0, k = 0; r < p; ++r) {
       if (r == root) continue;
-      parts[static_cast<std::size_t>(r)] = ch.buffer(2 + static_cast<std::size_t>(k++), n);
-      recvs.push_back({r, bytes(parts[static_cast<std::size_t>(r)], n), nullptr});
+      std::byte* b = ch.buffer(3 + static_cast<std::size_t>(k++), n);
+      parts[static_cast<std::size_t>(r)] = b;
+      recvs.push_back({r, bytes(b, n), nullptr});
     }
     f.run(ch, {}, recvs);
     f.rethrow();
-    std::byte* out = ch.buffer(1, n);
+    std::byte* res = ch.buffer(1, n);
     for (int r = 0; r < p; ++r) {
-      const std::byte* src = r == root ? acc : parts[static_cast<std::size_t>(r)];
+      const std::byte* src = r == root ? mine : parts[static_cast<std::size_t>(r)];
       if (r == 0) {
-        if (n != 0) std::memcpy(out, src, n);
+        if (n != 0) std::memcpy(res, src, n);
       } else {
-        reduceInto(op, kind, out, src, n);
+        reduceInto(op, kind, res, src, n);
       }
     }
+    if (out == nullptr) return res;
+    if (n != 0) std::memcpy(out, res, n);
     return out;
   }
-  // Binomial tree: each node folds its children's partial results into its own, then writes
-  // the result into its parent's scratch.
+  // Binomial tree (two ranks: the root folds the other's vector into its own, the same bits
+  // as rank order since the predefined operations commute): each node folds its children's
+  // partial results into its own as they arrive, then writes the result into its parent's
+  // scratch. A leaf sends its input as it is.
   Tree t(p, c.rank(), root);
-  auto kids = t.children();
-  SmallVec<std::byte*, 32> parts;
+  const auto kids = t.children();
+  std::byte* acc = isRoot && out != nullptr ? out : ch.buffer(0, n);
+  if (kids.empty()) {
+    if (!isRoot) {
+      SendOp s{t.parent(), bytes(mine, n), 0};
+      f.run(ch, {&s, 1}, {});
+      f.rethrow();
+      return nullptr;
+    }
+    if (acc != mine && n != 0) std::memcpy(acc, mine, n);
+    return acc;
+  }
   RecvList recvs;
   for (std::size_t i = 0; i < kids.size(); ++i) {
-    parts.push_back(ch.buffer(2 + i, n));
-    recvs.push_back({t.real(kids[i].v), bytes(parts[i], n), nullptr});
+    recvs.push_back(foldFrom(t.real(kids[i].v), acc, n, i == 0 ? mine : acc, op, kind));
   }
   f.run(ch, {}, recvs);
-  if (f.errorClass() == 0) {
-    for (std::byte* part : parts) reduceInto(op, kind, acc, part, n);
-  }
-  if (t.vr != 0) {
+  if (!isRoot) {
     SendOp s{t.parent(), bytes(acc, n), f.errorClass()};
     f.run(ch, {&s, 1}, {});
     f.rethrow();

@@ -115,6 +115,15 @@ class Failure {
       if (!err_) err_ = e;
     }
   }
+  /// Runs fn, keeping its error (a part of the collective that finished its own protocol).
+  template <class F>
+  void attempt(F&& fn) {
+    try {
+      fn();
+    } catch (const Error& e) {
+      if (!err_) err_ = e;
+    }
+  }
   [[nodiscard]] int errorClass() const { return err_ ? err_->errorClass() : 0; }
   void rethrow() const {
     if (err_) throw *err_;
@@ -128,10 +137,19 @@ class Failure {
 void reduceInto(Op op, int kind, std::byte* acc, const std::byte* in, std::size_t bytes);
 /// The kind a reduction runs over, after checking op and type (kErrOp, kErrType).
 int reductionKind(const Datatype& t, Op op);
+/// This rank's input to a reduction as packed bytes: the buffer itself when its type is
+/// contiguous, else packed into the channel's buffer `slot`.
+const std::byte* packedInput(Channel& ch, const Stream& in, std::size_t slot);
 /// The tree reduce of count x t from every rank to `root`; returns the packed result at the
-/// root (one of the channel's buffers; null elsewhere). Throws after finishing the protocol.
-std::byte* reducePacked(Comm& c, const Stream& in, int kind, Op op, int root);
-/// Bcast / scatter of packed bytes used inside composite collectives.
+/// root (in `out` when given: n bytes, which may be the input itself; else in one of the
+/// channel's buffers), null elsewhere. Children's vectors are folded straight from the scratch
+/// ring as they arrive, in a fixed order. Throws after finishing the protocol.
+const std::byte* reducePacked(Comm& c, const Stream& in, int kind, Op op, int root,
+                              std::byte* out = nullptr);
+/// A receive of a packed vector from `peer` folded into dst: dst = base op vector.
+RecvOp foldFrom(int peer, std::byte* dst, std::size_t n, const std::byte* base, Op op, int kind);
+/// Bcast of packed bytes used inside composite collectives; the root sends f's error, if any,
+/// as poison (the receivers fail too, instead of using the bytes).
 void bcastStream(Comm& c, const Stream& s, int root, Failure& f);
 
 }  // namespace onesided::coll::detail

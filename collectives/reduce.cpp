@@ -44,8 +44,10 @@ void reduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatype*
     throw Error(kErrBuffer, "MPI_IN_PLACE is only allowed at the root");
   const auto n = static_cast<std::size_t>(count);
   auto c = checkReduce(sbuf, rbuf, n, n, type, op, isRoot);
-  const std::byte* out = reducePacked(comm, c.in, c.kind, op, root);
-  if (isRoot) unpack(out, bytesOf(n, *c.type), rbuf, n, *c.type);
+  // The root's result lands in its receive buffer when that is one run of packed elements.
+  auto* direct = isRoot && c.type->contiguous() ? static_cast<std::byte*>(rbuf) : nullptr;
+  const std::byte* out = reducePacked(comm, c.in, c.kind, op, root, direct);
+  if (isRoot && out != direct) unpack(out, bytesOf(n, *c.type), rbuf, n, *c.type);
 }
 
 void allreduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatype* type, Op op) {
@@ -53,34 +55,51 @@ void allreduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Dataty
   const auto n = static_cast<std::size_t>(count);
   auto c = checkReduce(sbuf, rbuf, n, n, type, op, true);
   const int p = comm.size();
+  auto& ch = comm.channel();
+  const std::size_t bytesN = bytesOf(n, *c.type);
+  // Where the result goes: straight into the receive buffer when it is one run of packed
+  // elements.
+  auto* direct = c.type->contiguous() ? static_cast<std::byte*>(rbuf) : nullptr;
   if (p > 1 && (p & (p - 1)) == 0 && forcedAlg(comm) != Alg::kLinear) {
     // Recursive doubling: in round k every rank swaps its partial result with rank ^ 2^k and
-    // folds the partner's in, so after log2 p rounds (one write each way per round, instead of
-    // a reduce's and a broadcast's 2 log2 p in sequence) every rank holds the result. The
-    // predefined operations commute, so every rank ends with the same bits.
-    const std::size_t bytesN = bytesOf(n, *c.type);
-    std::byte* acc = comm.channel().buffer(0, bytesN);
-    std::byte* in = comm.channel().buffer(1, bytesN);
-    pack(c.in.buf, n, *c.type, acc, bytesN);
+    // folds the partner's in as it arrives, so after log2 p rounds (one write each way per
+    // round, instead of a reduce's and a broadcast's 2 log2 p in sequence) every rank holds
+    // the result. The predefined operations commute, so every rank ends with the same bits.
+    // Each round sends one buffer and folds into another (the input itself is sent first).
+    const std::byte* cur = packedInput(ch, c.in, 2);
     Failure f;
     for (int mask = 1; mask < p; mask <<= 1) {
+      const bool last = mask << 1 >= p;
+      // The receive buffer is written only by a last round with no error before it.
+      std::byte* next = last && direct != nullptr && direct != cur && f.errorClass() == 0 ? direct
+                        : cur == ch.buffer(0, bytesN) ? ch.buffer(1, bytesN)
+                                                      : ch.buffer(0, bytesN);
       const int partner = comm.rank() ^ mask;
-      SendOp s{partner, bytes(acc, bytesN), f.errorClass()};
-      RecvOp r{partner, bytes(in, bytesN), nullptr};
-      f.run(comm.channel(), {&s, 1}, {&r, 1});
-      if (f.errorClass() == 0) reduceInto(op, c.kind, acc, in, bytesN);
+      SendOp s{partner, bytes(cur, bytesN), f.errorClass()};
+      RecvOp r = foldFrom(partner, next, bytesN, cur, op, c.kind);
+      f.run(ch, {&s, 1}, {&r, 1});
+      cur = next;
     }
     f.rethrow();
-    unpack(acc, bytesN, rbuf, n, *c.type);
+    if (cur != direct) unpack(cur, bytesN, rbuf, n, *c.type);
     return;
   }
-  const std::size_t bytesN = bytesOf(n, *c.type);
-  std::byte* out = reducePacked(comm, c.in, c.kind, op, 0);
-  if (comm.rank() != 0) out = comm.channel().buffer(0, bytesN);
+  // Reduce to rank 0, then a broadcast of the result (poisoned if the reduce failed at the
+  // root, so that every rank fails rather than waits).
   Failure f;
+  const std::byte* res = nullptr;
+  f.attempt([&] { res = reducePacked(comm, c.in, c.kind, op, 0, direct); });
+  std::byte* out = nullptr;
+  if (res != nullptr) {
+    out = const_cast<std::byte*>(res);  // rank 0: the result
+  } else if (direct != nullptr && f.errorClass() == 0) {
+    out = direct;
+  } else {
+    out = ch.buffer(0, bytesN);
+  }
   bcastStream(comm, bytes(out, bytesN), 0, f);
   f.rethrow();
-  unpack(out, bytesN, rbuf, n, *c.type);
+  if (out != direct) unpack(out, bytesN, rbuf, n, *c.type);
 }
 
 void reduceScatterBlock(Comm& comm, const void* sbuf, void* rbuf, int rcount, const Datatype* type,
@@ -90,19 +109,26 @@ void reduceScatterBlock(Comm& comm, const void* sbuf, void* rbuf, int rcount, co
   const auto n = static_cast<std::size_t>(rcount);
   const std::size_t all = n * static_cast<std::size_t>(p);
   auto c = checkReduce(sbuf, rbuf, all, n, type, op, true);
-  const std::byte* out = reducePacked(comm, c.in, c.kind, op, 0);
+  Failure f;
+  const std::byte* out = nullptr;
+  f.attempt([&] { out = reducePacked(comm, c.in, c.kind, op, 0); });
   const std::size_t bb = bytesOf(n, *c.type);
   if (comm.rank() == 0) {
-    unpack(out, bb, rbuf, n, *c.type);
-    if (p == 1) return;
-    SendList sends;
-    for (int r = 1; r < p; ++r) {
-      sends.push_back({r, bytes(out + static_cast<std::size_t>(r) * bb, bb), 0});
+    // A failed reduce still scatters (poisoned, from scratch), so the others fail, not wait.
+    if (out == nullptr) out = comm.channel().buffer(0, all * c.type->size());
+    if (f.errorClass() == 0) unpack(out, bb, rbuf, n, *c.type);
+    if (p > 1) {
+      SendList sends;
+      for (int r = 1; r < p; ++r) {
+        sends.push_back({r, bytes(out + static_cast<std::size_t>(r) * bb, bb), f.errorClass()});
+      }
+      f.run(comm.channel(), sends, {});
     }
-    comm.channel().run(sends, {});
+    f.rethrow();
   } else {
     RecvOp r{0, {rbuf, n, c.type}, nullptr};
-    comm.channel().run({}, {&r, 1});
+    f.run(comm.channel(), {}, {&r, 1});
+    f.rethrow();
   }
 }
 

@@ -136,6 +136,53 @@ int main(int argc, char** argv) {
       expect("bcast receiver of a longer message", rc, MPI_ERR_TRUNCATE, NULL);
       MT_EXPECT(untouched(rbuf, rn, guard), "bcast wrote despite the mismatch");
     }
+    /* Reductions with rank 1 giving one element more (then one fewer): the root of a reduce
+     * fails and its receive buffer is untouched; an allreduce and a reduce_scatter_block fail
+     * on every rank (the error travels with the data) and write no receive buffer; and none of
+     * them leaves anything behind that the next collective would read. Large enough to take
+     * several chunks, so folds that run as data arrives are covered too. */
+    static int big[2][6000], bout[6001];
+    for (int i = 0; i < 6000; ++i) big[0][i] = big[1][i] = me + i;
+    for (int more = 1; more >= -1; more -= 2) {
+      const int sizes[2] = {4, 6000};
+      for (int k = 0; k < 2; ++k) {
+        const int n = sizes[k], mine = me == 1 ? n + more : n;
+        int cls = 0;
+        for (int i = 0; i <= n; ++i) bout[i] = guard;
+        rc = MPI_Reduce(big[0], bout, mine, MPI_INT, MPI_SUM, 0, w);
+        if (me == 0) {
+          expect(more > 0 ? "reduce rank 1 gives more" : "reduce rank 1 gives less", rc,
+                 more > 0 ? MPI_ERR_TRUNCATE : MPI_ERR_COUNT, "rank 1");
+          MT_EXPECT(untouched(bout, n + 1, guard), "reduce of %d wrote despite the mismatch", n);
+        } else {
+          /* A sender completes, or (an inner node of the tree) reports what its child did. */
+          MPI_Error_class(rc, &cls);
+          MT_EXPECT(rc == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE || cls == MPI_ERR_COUNT,
+                    "reduce non-root: class %d", cls);
+        }
+        for (int i = 0; i <= n; ++i) bout[i] = guard;
+        rc = MPI_Allreduce(big[0], bout, mine, MPI_INT, MPI_SUM, w);
+        MPI_Error_class(rc, &cls);
+        MT_EXPECT(cls == MPI_ERR_TRUNCATE || cls == MPI_ERR_COUNT,
+                  "allreduce of %d with rank 1 off by %d: class %d", n, more, cls);
+        MT_EXPECT(untouched(bout, n + 1, guard), "allreduce of %d wrote despite the mismatch", n);
+        for (int i = 0; i <= n; ++i) bout[i] = guard;
+        const int block = n / p > 0 ? n / p : 1, myBlock = mine / p > 0 ? mine / p : 1;
+        rc = MPI_Reduce_scatter_block(big[0], bout, myBlock, MPI_INT, MPI_SUM, w);
+        MPI_Error_class(rc, &cls);
+        if (myBlock != block) {
+          MT_EXPECT(cls == MPI_ERR_TRUNCATE || cls == MPI_ERR_COUNT,
+                    "reduce_scatter_block of %d with rank 1 off: class %d", n, cls);
+          MT_EXPECT(untouched(bout, n / p + 1, guard), "reduce_scatter_block wrote");
+        }
+        /* Sizes agree again: the results are right. */
+        for (int i = 0; i < n; ++i) bout[i] = guard;
+        MT_CHECK(MPI_Allreduce(big[1], bout, n, MPI_INT, MPI_SUM, w));
+        int bad = 0;
+        for (int i = 0; i < n; ++i) bad += bout[i] != p * (p - 1) / 2 + p * i;
+        MT_EXPECT(bad == 0, "allreduce of %d after the mismatch: %d wrong", n, bad);
+      }
+    }
   }
   /* Communicators and groups. */
   expect("comm 999", MPI_Barrier(999), MPI_ERR_COMM, "999");
