@@ -109,7 +109,16 @@ class UcpContext {
 
   /// Waits for a request from a *_nbx call, driving progress; throws on failure.
   void wait(ucs_status_ptr_t req, const char* what) const {
-    if (req == nullptr) return;
+    if (req == nullptr) {
+      // Done in place (the self endpoint, shared memory, an empty flush), yet the worker is
+      // driven once: without device atomics (rc_verbs, tcp) UCX runs peers' atomics on this
+      // rank by active message, so a rank spinning on its own window (a compare-and-swap loop
+      // on a mutex it hosts) must keep serving them, or the holder's release never arrives.
+      // Seen as a hang of 8 ranks over soft-RoCE: the home rank's CAS to itself completed in
+      // place every time while the holder's CAS to it waited forever.
+      ucp_worker_progress(worker_);
+      return;
+    }
     if (UCS_PTR_IS_ERR(req)) checkUcs(UCS_PTR_STATUS(req), what);
     ucs_status_t s = UCS_INPROGRESS;
     unsigned spins = 0;

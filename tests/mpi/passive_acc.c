@@ -28,8 +28,20 @@ int main(int argc, char** argv) {
   const int slots = 4 + p;
   int64_t* base = NULL;
   MPI_Win win;
-  MT_CHECK(MPI_Win_allocate((MPI_Aint)(slots * sizeof(int64_t)), sizeof(int64_t), MPI_INFO_NULL,
-                            MPI_COMM_WORLD, &base, &win));
+  /* PASSIVE_ACC_CREATE=1: the window is the program's own memory (MPI_Win_create), which no
+   * peer maps, so every lock word and atomic goes through the transport, also on one node (with
+   * UCX over tcp or rc_verbs, atomics the target's worker runs for the origin). */
+  const char* create = getenv("PASSIVE_ACC_CREATE");
+  const int own = create != NULL && strcmp(create, "1") == 0;
+  if (own) {
+    base = calloc((size_t)slots, sizeof(int64_t));
+    MT_EXPECT(base != NULL, "calloc");
+    MT_CHECK(MPI_Win_create(base, (MPI_Aint)(slots * sizeof(int64_t)), sizeof(int64_t),
+                            MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+  } else {
+    MT_CHECK(MPI_Win_allocate((MPI_Aint)(slots * sizeof(int64_t)), sizeof(int64_t), MPI_INFO_NULL,
+                              MPI_COMM_WORLD, &base, &win));
+  }
   memset(base, 0, (size_t)slots * sizeof(int64_t));
   MT_CHECK(MPI_Barrier(MPI_COMM_WORLD));
 
@@ -130,6 +142,7 @@ int main(int argc, char** argv) {
   if (!check_errors) {
     if (me == 0) printf("errors ok\n");
     MT_CHECK(MPI_Win_free(&win));
+    if (own) free(base);
     return mt_finish();
   }
   MT_CHECK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
@@ -158,5 +171,6 @@ int main(int argc, char** argv) {
     printf("errors ok\n");
   }
   MT_CHECK(MPI_Win_free(&win));
+  if (own) free(base);
   return mt_finish();
 }
