@@ -628,6 +628,12 @@ void prepare(std::vector<std::unique_ptr<State>>& kept, std::vector<State*>& vie
 }
 }  // namespace
 
+bool Channel::foldHeld(const RecvState& r, bool earlierFoldWaits) const {
+  // A fold's first chunk always moves it on (it is checked before any fold writes); after
+  // that, only once every fold is checked and the folds before it are done.
+  return r.op->foldBase != nullptr && r.started && (earlierFoldWaits || !foldsChecked_);
+}
+
 void Channel::checkFolds() {
   foldsChecked_ = true;
   foldsFailed_ = false;
@@ -669,12 +675,9 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs) 
     for (RecvState* rp : recvView_) {
       RecvState& r = *rp;
       if (r.finished()) continue;
-      const bool folding = r.op->foldBase != nullptr;
-      // A fold's first chunk always moves it on (it is checked before any fold writes); after
-      // that, only once every fold is checked and the folds before it are done.
-      if (folding && r.started && (foldWaits || !foldsChecked_)) continue;
-      if (arrived(r.op->peer, peers_[static_cast<std::size_t>(r.op->peer)])) return true;
-      foldWaits = foldWaits || folding;
+      const bool held = foldHeld(r, foldWaits);
+      foldWaits = foldWaits || r.op->foldBase != nullptr;
+      if (!held && arrived(r.op->peer, peers_[static_cast<std::size_t>(r.op->peer)])) return true;
     }
     return false;
   };
@@ -696,14 +699,13 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs) 
     bool foldWaits = false;
     for (RecvState* rp : recvView_) {
       RecvState& r = *rp;
-      const bool folding = r.op->foldBase != nullptr;
-      // A fold waiting for an earlier one may still take its first chunk (checkFolds needs it).
-      if (!(folding && foldWaits && r.started)) {
+      if (r.finished()) continue;
+      if (!foldHeld(r, foldWaits)) {
         while (!r.finished() && tryRecv(r)) moved = true;
       }
       if (!r.finished()) {
         all = false;
-        foldWaits = foldWaits || folding;
+        foldWaits = foldWaits || r.op->foldBase != nullptr;
       }
     }
     if (all) break;

@@ -177,6 +177,9 @@ class Channel {
   static void fold(RecvState& r, const std::byte* in, std::size_t len);
   /// Whether every folding receive of the phase has its first chunk, and whether one failed.
   void checkFolds();
+  /// Whether folding receive r must leave its next chunk in the ring for now: it has its first
+  /// chunk, and not every fold is checked or an earlier fold of the phase is unfinished.
+  [[nodiscard]] bool foldHeld(const RecvState& r, bool earlierFoldWaits) const;
   bool trySend(SendState& s);
   bool tryRecv(RecvState& r);
 

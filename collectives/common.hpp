@@ -108,13 +108,6 @@ struct Tree {
 /// would wait otherwise) and throws at the end.
 class Failure {
  public:
-  void run(Channel& ch, std::span<const SendOp> sends, std::span<const RecvOp> recvs) {
-    try {
-      ch.run(sends, recvs);
-    } catch (const Error& e) {
-      if (!err_) err_ = e;
-    }
-  }
   /// Runs fn, keeping its error (a part of the collective that finished its own protocol).
   template <class F>
   void attempt(F&& fn) {
@@ -123,6 +116,9 @@ class Failure {
     } catch (const Error& e) {
       if (!err_) err_ = e;
     }
+  }
+  void run(Channel& ch, std::span<const SendOp> sends, std::span<const RecvOp> recvs) {
+    attempt([&] { ch.run(sends, recvs); });
   }
   [[nodiscard]] int errorClass() const { return err_ ? err_->errorClass() : 0; }
   void rethrow() const {

@@ -66,14 +66,15 @@ void allreduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Dataty
     // round, instead of a reduce's and a broadcast's 2 log2 p in sequence) every rank holds
     // the result. The predefined operations commute, so every rank ends with the same bits.
     // Each round sends one buffer and folds into another (the input itself is sent first).
+    std::byte* const scratch[2] = {ch.buffer(0, bytesN), ch.buffer(1, bytesN)};
     const std::byte* cur = packedInput(ch, c.in, 2);
     Failure f;
     for (int mask = 1; mask < p; mask <<= 1) {
       const bool last = mask << 1 >= p;
       // The receive buffer is written only by a last round with no error before it.
       std::byte* next = last && direct != nullptr && direct != cur && f.errorClass() == 0 ? direct
-                        : cur == ch.buffer(0, bytesN) ? ch.buffer(1, bytesN)
-                                                      : ch.buffer(0, bytesN);
+                        : cur == scratch[0] ? scratch[1]
+                                            : scratch[0];
       const int partner = comm.rank() ^ mask;
       SendOp s{partner, bytes(cur, bytesN), f.errorClass()};
       RecvOp r = foldFrom(partner, next, bytesN, cur, op, c.kind);
@@ -115,7 +116,7 @@ void reduceScatterBlock(Comm& comm, const void* sbuf, void* rbuf, int rcount, co
   const std::size_t bb = bytesOf(n, *c.type);
   if (comm.rank() == 0) {
     // A failed reduce still scatters (poisoned, from scratch), so the others fail, not wait.
-    if (out == nullptr) out = comm.channel().buffer(0, all * c.type->size());
+    if (out == nullptr) out = comm.channel().buffer(0, bytesOf(all, *c.type));
     if (f.errorClass() == 0) unpack(out, bb, rbuf, n, *c.type);
     if (p > 1) {
       SendList sends;
