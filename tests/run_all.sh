@@ -17,6 +17,7 @@ fi
 
 status=0
 failures=()
+details=""  # the last lines of each failed test's output, printed after the summary's list
 # failed STAGE [CTEST_BUILD_DIR]: records a failed stage, with the tests ctest saw fail in it, for
 # the summary printed last (a CI log is often read from its end).
 failed() {
@@ -24,6 +25,7 @@ failed() {
   local what="$1" log="${2:-}/Testing/Temporary/LastTestsFailed.log"
   if [ -n "${2:-}" ] && [ -s "$log" ]; then
     what+=": $(cut -d: -f2- "$log" | tr '\n' ' ')"
+    details+="$what"$'\n'"$("$here/tests/failed_tails.sh" "$2")"$'\n'
   fi
   failures+=("$what")
 }
@@ -52,13 +54,14 @@ echo "== soft-RoCE VM (tests/rxe): the suites over the verbs transport and UCX o
 # The host's kernel has no RDMA; the VM runs Debian's kernel with rxe, under TCG, and this build
 # from the host's root over 9p. About 20 minutes on 2 cores (4 in the unit suites, 5 for the
 # programs on verbs, 11 for them on UCX over rxe0); the budget only guards against a hang.
-rm -f "$build/rxe-failures.txt"
+rm -f "$build/rxe-failures.txt" "$build/rxe-failed-tails.txt"
 if ! bash "$here/tests/rxe/vm.sh" --timeout 2700 -- "$here/tests/rxe/suite.sh" "$build"; then
   failed "soft-RoCE VM"
   # suite.sh lists each failed step and its tests there (the build directory is shared over 9p).
   if [ -s "$build/rxe-failures.txt" ]; then
     while IFS= read -r line; do failures+=("  $line"); done <"$build/rxe-failures.txt"
   fi
+  if [ -s "$build/rxe-failed-tails.txt" ]; then details+="$(cat "$build/rxe-failed-tails.txt")"$'\n'; fi
 fi
 
 echo "== ASan + UBSan build, unit suites"
@@ -88,6 +91,10 @@ echo "== summary"
 if [ "$status" -ne 0 ]; then
   echo "FAILED stages (details in the output above):"
   printf '  - %s\n' "${failures[@]}"
+  if [ -n "$details" ]; then
+    echo "The end of each failed test's output:"
+    printf '%s' "$details"
+  fi
 else
   echo "all stages passed"
 fi

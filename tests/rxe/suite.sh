@@ -18,11 +18,16 @@ step() {
   echo "== rxe: $*"
 }
 # failed [CTEST]: notes the current step as failed in $build/rxe-failures.txt, which the host's
-# run_all.sh prints in its summary; with CTEST, the tests ctest saw fail.
+# run_all.sh prints in its summary; with CTEST, the tests ctest saw fail, and the end of their
+# output in $build/rxe-failed-tails.txt (printed after the summary).
 failed() {
   status=1
   local line="$current" log="$build/Testing/Temporary/LastTestsFailed.log"
-  if [ -n "${1:-}" ] && [ -s "$log" ]; then line+=": $(cut -d: -f2- "$log" | tr '\n' ' ')"; fi
+  if [ -n "${1:-}" ] && [ -s "$log" ]; then
+    line+=": $(cut -d: -f2- "$log" | tr '\n' ' ')"
+    { echo "rxe, $line"; "$(dirname "${BASH_SOURCE[0]}")/../failed_tails.sh" "$build"; } \
+      >>"$build/rxe-failed-tails.txt"
+  fi
   echo "$line" >>"$build/rxe-failures.txt"
 }
 
