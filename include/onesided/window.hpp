@@ -433,6 +433,9 @@ class Window {
   std::vector<std::byte> accIn_;
   std::vector<std::byte> accOld_;
   std::vector<std::byte> accNew_;
+  // The packed side of the last accumulate's walks (`bytes` contiguous bytes), reused while the
+  // size stays: building and committing a datatype per call cost more than an on-node update.
+  std::shared_ptr<Datatype> accPacked_;
   bool freed_ = false;
   std::uint64_t epochs_ = 0;  // epochs opened (fence, lock, lock_all): dynamic tables' checks
   std::unique_ptr<detail::DynamicState> dyn_;

@@ -217,8 +217,8 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
   }
   const std::size_t elem = packedSize(kind);
   const std::size_t n = bytes / elem;
-  const auto packedType = packedBytes(bytes);
-  const Datatype& packed = *packedType;
+  if (accPacked_ == nullptr || accPacked_->size() != bytes) accPacked_ = packedBytes(bytes);
+  const Datatype& packed = *accPacked_;
 
   // Origin values, packed in signature order.
   // (Scratch buffers live in the window: a fresh megabyte per call would cost more in page
