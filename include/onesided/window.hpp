@@ -305,6 +305,11 @@ class Window {
   /// window, an open target, a word inside its window); false: take atomicUpdate().
   bool fastAtomic(const void* origin, const void* compare, void* result, const Datatype& type,
                   int target, std::int64_t disp, Op op);
+  /// The accumulate lock path's fast case (count elements of one predefined, gap-free,
+  /// non-int64 type on origin, target and result alike; a CPU-atomic window; an open target; a
+  /// footprint inside its window); false: take atomicUpdate().
+  bool fastLocked(const void* origin, void* result, std::int64_t count, const Datatype& type,
+                  int target, std::int64_t disp, Op op);
   /// Calls fn(originPiece, targetOffset, len) for every piece of a transfer, walking both type
   /// maps in step (the window's one datatype walker).
   void walk(std::byte* origin, std::size_t ocount, const Datatype& otype, std::uint64_t toffset,

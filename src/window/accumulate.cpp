@@ -78,6 +78,10 @@ void Window::accumulate(const void* origin, std::int64_t ocount, const Datatype&
   if (op == Op::kNoOp) {
     throw Error(kErrOp, "MPI_NO_OP is for MPI_Get_accumulate and MPI_Fetch_and_op only");
   }
+  if (&otype == &ttype && ocount == tcount &&
+      fastLocked(origin, nullptr, ocount, ttype, target, disp, op)) {
+    return;
+  }
   atomicUpdate("accumulate", origin, ocount, otype, nullptr, 0, otype, target, disp, tcount, ttype,
                op, nullptr);
 }
@@ -85,6 +89,11 @@ void Window::accumulate(const void* origin, std::int64_t ocount, const Datatype&
 void Window::getAccumulate(const void* origin, std::int64_t ocount, const Datatype& otype,
                            void* result, std::int64_t rcount, const Datatype& rtype, int target,
                            std::int64_t disp, std::int64_t tcount, const Datatype& ttype, Op op) {
+  if (result != nullptr && &rtype == &ttype && rcount == tcount &&
+      (op == Op::kNoOp || (&otype == &ttype && ocount == tcount)) &&
+      fastLocked(origin, result, tcount, ttype, target, disp, op)) {
+    return;
+  }
   atomicUpdate("get_accumulate", origin, ocount, otype, result, rcount, rtype, target, disp, tcount,
                ttype, op, nullptr);
 }
@@ -121,9 +130,54 @@ bool Window::fastAtomic(const void* origin, const void* compare, void* result, c
   return true;
 }
 
+bool Window::fastLocked(const void* origin, void* result, std::int64_t count, const Datatype& type,
+                        int target, std::int64_t disp, Op op) {
+  // The lock path of atomicUpdate() on a CPU-atomic window, for a predefined type without gaps
+  // on both sides (and the result): a handful of comparisons, then the lock, the operation in
+  // place and the unlock. Anything else, errors included, takes atomicUpdate(), which checks
+  // everything in order and names what is wrong.
+  if (!cpuAtomics_ || amMode_ || !type.isPredefined() || count <= 0 || disp < 0 ||
+      static_cast<unsigned>(target) >= targets_.size() || (op != Op::kNoOp && origin == nullptr) ||
+      (result == nullptr && op == Op::kNoOp)) {
+    return false;
+  }
+  const int kind = type.id();
+  const int opId = static_cast<int>(op);
+  if (isInt64(kind) || opId <= 0 || opId >= kNumOps || !opAccepts(op, kind) ||
+      packedSize(kind) != type.size() || !type.contiguous() || !type.committed()) {
+    return false;
+  }
+  Target& t = targets_[static_cast<std::size_t>(target)];
+  std::int64_t offset = 0;
+  std::int64_t bytes = 0;
+  std::int64_t end = 0;
+  if (!isOpen(t) || !t.resolved || t.direct == nullptr || t.directLo != 0 || t.directHi != t.size ||
+      __builtin_mul_overflow(disp, static_cast<std::int64_t>(t.dispUnit), &offset) ||
+      __builtin_mul_overflow(count, static_cast<std::int64_t>(type.size()), &bytes) ||
+      __builtin_add_overflow(offset, bytes, &end) || static_cast<std::uint64_t>(end) > t.size) {
+    return false;
+  }
+  ++pendingOps_;
+  needFence_ = true;
+  const std::uint64_t me = static_cast<std::uint64_t>(comm_.rank()) + 1;
+  constexpr int kCas = static_cast<int>(transport::AtomicOp::kCompareSwap);
+  for (unsigned attempt = 0; control(target, kAccLockWord, kCas, me, 0) != 0; ++attempt) {
+    retryPause(attempt);
+  }
+  std::byte* tp = t.direct + offset;
+  if (result != nullptr) std::memcpy(result, tp, static_cast<std::size_t>(bytes));
+  if (op != Op::kNoOp) {
+    applyOp(op, kind, tp, static_cast<const std::byte*>(origin), static_cast<std::size_t>(count));
+  }
+  detail::fullBarrier();
+  control(target, kAccLockWord, kCas, 0, me);
+  return true;
+}
+
 void Window::fetchAndOp(const void* origin, void* result, const Datatype& type, int target,
                         std::int64_t disp, Op op) {
   if (fastAtomic(origin, nullptr, result, type, target, disp, op)) return;
+  if (result != nullptr && fastLocked(origin, result, 1, type, target, disp, op)) return;
   atomicUpdate("fetch_and_op", origin, 1, type, result, 1, type, target, disp, 1, type, op,
                nullptr);
 }
