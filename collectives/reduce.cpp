@@ -33,6 +33,62 @@ Checked checkReduce(const void* sbuf, const void* rbuf, std::size_t inCount, std
   return {&t, kind, Stream{inplace ? rbuf : sbuf, inCount, &t}};
 }
 
+/// From this many bytes per rank allreduce on a power-of-two number of ranks halves: each rank
+/// folds and sends (p - 1) / p of the vector in all instead of log2 p whole vectors.
+constexpr std::size_t kHalvingFrom = 64 * 1024;
+
+/// Allreduce by recursive halving, then recursive doubling (Rabenseifner): in round k of the
+/// first half every rank sends the half of its current range that rank ^ 2^k keeps and folds
+/// the other half, so it ends with 1 / p of the result; the second half retraces the rounds
+/// and swaps finished ranges until every rank has all of it. Each element is folded by one rank
+/// alone, so every rank ends with the same bits. The receive buffer is written in the last
+/// round only, and only when nothing failed before it.
+void allreduceHalving(Comm& comm, const Stream& input, int kind, Op op, std::size_t n,
+                      std::size_t bytesN, void* rbuf, const Datatype& type, std::byte* direct) {
+  struct Range {
+    std::size_t lo, hi;  // elements
+  };
+  const int p = comm.size();
+  const int me = comm.rank();
+  auto& ch = comm.channel();
+  const std::size_t e = bytesN / n;  // packed element size
+  auto span = [&](const std::byte* b, Range r) { return bytes(b + r.lo * e, (r.hi - r.lo) * e); };
+  std::byte* const acc = ch.buffer(0, bytesN);
+  const std::byte* base = packedInput(ch, input, 2);
+  std::vector<Range> path;  // the range before each halving, innermost last
+  Range mine{0, n};
+  Failure f;
+  for (int mask = p >> 1; mask >= 1; mask >>= 1) {
+    const std::size_t mid = mine.lo + (mine.hi - mine.lo) / 2;
+    const bool lower = (me & mask) == 0;
+    const Range keep = lower ? Range{mine.lo, mid} : Range{mid, mine.hi};
+    const Range give = lower ? Range{mid, mine.hi} : Range{mine.lo, mid};
+    SendOp s{me ^ mask, span(base, give), f.errorClass()};
+    RecvOp r = foldFrom(me ^ mask, acc + keep.lo * e, (keep.hi - keep.lo) * e, base + keep.lo * e,
+                        op, kind);
+    f.run(ch, {&s, 1}, {&r, 1});
+    path.push_back(mine);
+    mine = keep;
+    base = acc;
+  }
+  std::byte* out = acc;
+  for (int mask = 1; mask < p; mask <<= 1) {
+    const Range whole = path.back();
+    path.pop_back();
+    const Range theirs = mine.lo == whole.lo ? Range{mine.hi, whole.hi} : Range{whole.lo, mine.lo};
+    if (mask << 1 >= p && direct != nullptr && f.errorClass() == 0) out = direct;
+    SendOp s{me ^ mask, span(acc, mine), f.errorClass()};
+    RecvOp r{me ^ mask, span(out, theirs), nullptr};
+    f.run(ch, {&s, 1}, {&r, 1});
+    if (out == direct && f.errorClass() == 0) {
+      std::memcpy(direct + mine.lo * e, acc + mine.lo * e, (mine.hi - mine.lo) * e);
+    }
+    mine = whole;
+  }
+  f.rethrow();
+  if (out != direct) unpack(out, bytesN, rbuf, n, type);
+}
+
 }  // namespace
 
 void reduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatype* type, Op op,
@@ -60,7 +116,12 @@ void allreduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Dataty
   // Where the result goes: straight into the receive buffer when it is one run of packed
   // elements.
   auto* direct = c.type->contiguous() ? static_cast<std::byte*>(rbuf) : nullptr;
-  if (p > 1 && (p & (p - 1)) == 0 && forcedAlg(comm) != Alg::kLinear) {
+  const bool powerOfTwo = p > 1 && (p & (p - 1)) == 0 && forcedAlg(comm) != Alg::kLinear;
+  if (powerOfTwo && bytesN >= kHalvingFrom && n >= static_cast<std::size_t>(p)) {
+    allreduceHalving(comm, c.in, c.kind, op, n, bytesN, rbuf, *c.type, direct);
+    return;
+  }
+  if (powerOfTwo) {
     // Recursive doubling: in round k every rank swaps its partial result with rank ^ 2^k and
     // folds the partner's in as it arrives, so after log2 p rounds (one write each way per
     // round, instead of a reduce's and a broadcast's 2 log2 p in sequence) every rank holds

@@ -263,6 +263,33 @@ TEST_P(Collectives, RandomVariants) {
   });
 }
 
+// Allreduce of a vector of 80 KiB (recursive halving on 2 and 8 ranks): a count that does
+// not divide by the number of ranks, out of place and in place, every rank checked element by
+// element against the serial sum.
+TEST_P(Collectives, LargeAllreduce) {
+  auto [transport, n, alg, chunk] = GetParam();
+  spawn(n, transport, [&](Context& ctx) {
+    Comm& c = ctx.world();
+    const int p = c.size();
+    const int me = c.rank();
+    for (const int count : {20003}) {
+      const auto u = static_cast<std::size_t>(count);
+      std::vector<int> in(u), out(u + 1, -7);
+      for (int k = 0; k < count; ++k) in[static_cast<std::size_t>(k)] = me * 7 + k % 1000;
+      auto expect = [&](int k) { return 7 * p * (p - 1) / 2 + p * (k % 1000); };
+      coll::allreduce(c, in.data(), out.data(), count, &intType(), Op::kSum);
+      for (int k = 0; k < count; ++k) ASSERT_EQ(out[static_cast<std::size_t>(k)], expect(k)) << k;
+      ASSERT_EQ(out[u], -7) << "written past the end";
+      coll::allreduce(c, coll::inPlace(), in.data(), count, &intType(), Op::kSum);
+      for (int k = 0; k < count; ++k) ASSERT_EQ(in[static_cast<std::size_t>(k)], expect(k)) << k;
+      std::vector<double> d(u), dmax(u);
+      for (int k = 0; k < count; ++k) d[static_cast<std::size_t>(k)] = (k + me) % p;
+      coll::allreduce(c, d.data(), dmax.data(), count, &datatypeOf<double>(), Op::kMax);
+      for (int k = 0; k < count; ++k) ASSERT_EQ(dmax[static_cast<std::size_t>(k)], p - 1) << k;
+    }
+  });
+}
+
 std::string name(const ::testing::TestParamInfo<Param>& p) {
   auto [t, n, alg, chunk] = p.param;
   return t + "_" + std::to_string(n) + "ranks_" + alg +
