@@ -58,7 +58,9 @@ void allreduceHalving(Comm& comm, const Stream& input, int kind, Op op, std::siz
   std::vector<Range> path;  // the range before each halving, innermost last
   Range mine{0, n};
   Failure f;
-  for (int mask = p >> 1; mask >= 1; mask >>= 1) {
+  // Rounds pair with rank ^ 1 first, as recursive doubling does: should ranks disagree on the
+  // count (an erroneous program) across the threshold, the first exchange sees other sizes.
+  for (int mask = 1; mask < p; mask <<= 1) {
     const std::size_t mid = mine.lo + (mine.hi - mine.lo) / 2;
     const bool lower = (me & mask) == 0;
     const Range keep = lower ? Range{mine.lo, mid} : Range{mid, mine.hi};
@@ -72,11 +74,11 @@ void allreduceHalving(Comm& comm, const Stream& input, int kind, Op op, std::siz
     base = acc;
   }
   std::byte* out = acc;
-  for (int mask = 1; mask < p; mask <<= 1) {
+  for (int mask = p >> 1; mask >= 1; mask >>= 1) {
     const Range whole = path.back();
     path.pop_back();
     const Range theirs = mine.lo == whole.lo ? Range{mine.hi, whole.hi} : Range{whole.lo, mine.lo};
-    if (mask << 1 >= p && direct != nullptr && f.errorClass() == 0) out = direct;
+    if (mask == 1 && direct != nullptr && f.errorClass() == 0) out = direct;
     SendOp s{me ^ mask, span(acc, mine), f.errorClass()};
     RecvOp r{me ^ mask, span(out, theirs), nullptr};
     f.run(ch, {&s, 1}, {&r, 1});

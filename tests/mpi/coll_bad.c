@@ -140,12 +140,13 @@ int main(int argc, char** argv) {
      * fails and its receive buffer is untouched; an allreduce and a reduce_scatter_block fail
      * on every rank (the error travels with the data) and write no receive buffer; and none of
      * them leaves anything behind that the next collective would read. Large enough to take
-     * several chunks, so folds that run as data arrives are covered too. */
-    static int big[2][6000], bout[6001];
-    for (int i = 0; i < 6000; ++i) big[0][i] = big[1][i] = me + i;
+     * several chunks, so folds that run as data arrives are covered too, and (80 KB) the
+     * allreduce that halves on a power-of-two number of ranks. */
+    static int big[2][20000], bout[20001];
+    for (int i = 0; i < 20000; ++i) big[0][i] = big[1][i] = me + i;
     for (int more = 1; more >= -1; more -= 2) {
-      const int sizes[2] = {4, 6000};
-      for (int k = 0; k < 2; ++k) {
+      const int sizes[3] = {4, 6000, 20000};
+      for (int k = 0; k < 3; ++k) {
         const int n = sizes[k], mine = me == 1 ? n + more : n;
         int cls = 0;
         for (int i = 0; i <= n; ++i) bout[i] = guard;
