@@ -35,7 +35,7 @@ Checked checkReduce(const void* sbuf, const void* rbuf, std::size_t inCount, std
 
 /// From this many bytes per rank allreduce on a power-of-two number of ranks halves: each rank
 /// folds and sends (p - 1) / p of the vector in all instead of log2 p whole vectors.
-constexpr std::size_t kHalvingFrom = 64 * 1024;
+constexpr std::size_t kHalvingFrom = std::size_t{64} * 1024;
 
 /// Allreduce by recursive halving, then recursive doubling (Rabenseifner): in round k of the
 /// first half every rank sends the half of its current range that rank ^ 2^k keeps and folds
