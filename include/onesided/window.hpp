@@ -305,6 +305,15 @@ class Window {
   /// window, an open target, a word inside its window); false: take atomicUpdate().
   bool fastAtomic(const void* origin, const void* compare, void* result, const Datatype& type,
                   int target, std::int64_t disp, Op op);
+  /// The local address of `count` elements of `size` bytes at `disp` of `target` (in the group),
+  /// with their byte count in `bytes`, when the target is open, its whole window is on the load
+  /// / store path and the elements lie inside it; null otherwise (the fast paths' common test).
+  std::byte* directFootprint(int target, std::int64_t disp, std::int64_t count, std::size_t size,
+                             std::int64_t& bytes);
+  /// Runs fn holding `target`'s accumulate lock (a compare-and-swap on its control word, retried
+  /// with retryPause), released also when fn throws.
+  template <class F>
+  void underAccLock(int target, F&& fn);
   /// The accumulate lock path's fast case (count elements of one predefined, gap-free,
   /// non-int64 type on origin, target and result alike; a CPU-atomic window; an open target; a
   /// footprint inside its window); false: take atomicUpdate().

@@ -130,6 +130,22 @@ bool Window::fastAtomic(const void* origin, const void* compare, void* result, c
   return true;
 }
 
+template <class F>
+void Window::underAccLock(int target, F&& fn) {
+  const std::uint64_t me = static_cast<std::uint64_t>(comm_.rank()) + 1;
+  constexpr int kCas = static_cast<int>(transport::AtomicOp::kCompareSwap);
+  for (unsigned attempt = 0; control(target, kAccLockWord, kCas, me, 0) != 0; ++attempt) {
+    retryPause(attempt);
+  }
+  try {
+    fn();
+  } catch (...) {
+    control(target, kAccLockWord, kCas, 0, me);
+    throw;
+  }
+  control(target, kAccLockWord, kCas, 0, me);
+}
+
 bool Window::fastLocked(const void* origin, void* result, std::int64_t count, const Datatype& type,
                         int target, std::int64_t disp, Op op) {
   // The lock path of atomicUpdate() on a CPU-atomic window, for a predefined type without gaps
@@ -147,30 +163,18 @@ bool Window::fastLocked(const void* origin, void* result, std::int64_t count, co
       packedSize(kind) != type.size() || !type.contiguous() || !type.committed()) {
     return false;
   }
-  Target& t = targets_[static_cast<std::size_t>(target)];
-  std::int64_t offset = 0;
   std::int64_t bytes = 0;
-  std::int64_t end = 0;
-  if (!isOpen(t) || !t.resolved || t.direct == nullptr || t.directLo != 0 || t.directHi != t.size ||
-      __builtin_mul_overflow(disp, static_cast<std::int64_t>(t.dispUnit), &offset) ||
-      __builtin_mul_overflow(count, static_cast<std::int64_t>(type.size()), &bytes) ||
-      __builtin_add_overflow(offset, bytes, &end) || static_cast<std::uint64_t>(end) > t.size) {
-    return false;
-  }
+  std::byte* tp = directFootprint(target, disp, count, type.size(), bytes);
+  if (tp == nullptr) return false;
   ++pendingOps_;
   needFence_ = true;
-  const std::uint64_t me = static_cast<std::uint64_t>(comm_.rank()) + 1;
-  constexpr int kCas = static_cast<int>(transport::AtomicOp::kCompareSwap);
-  for (unsigned attempt = 0; control(target, kAccLockWord, kCas, me, 0) != 0; ++attempt) {
-    retryPause(attempt);
-  }
-  std::byte* tp = t.direct + offset;
-  if (result != nullptr) std::memcpy(result, tp, static_cast<std::size_t>(bytes));
-  if (op != Op::kNoOp) {
-    applyOp(op, kind, tp, static_cast<const std::byte*>(origin), static_cast<std::size_t>(count));
-  }
-  detail::fullBarrier();
-  control(target, kAccLockWord, kCas, 0, me);
+  underAccLock(target, [&] {
+    if (result != nullptr) std::memcpy(result, tp, static_cast<std::size_t>(bytes));
+    if (op != Op::kNoOp) {
+      applyOp(op, kind, tp, static_cast<const std::byte*>(origin), static_cast<std::size_t>(count));
+    }
+    detail::fullBarrier();
+  });
   return true;
 }
 
@@ -330,14 +334,7 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
              static_cast<std::size_t>(tcount), ttype, op, kind, packed);
   } else {
     // Under the target's accumulate lock: read the elements, compute, write them back.
-    const std::uint64_t me = static_cast<std::uint64_t>(comm_.rank()) + 1;
-    for (unsigned attempt = 0;
-         control(target, kAccLockWord, static_cast<int>(transport::AtomicOp::kCompareSwap), me,
-                 0) != 0;
-         ++attempt) {
-      retryPause(attempt);
-    }
-    try {
+    underAccLock(target, [&] {
       const bool direct = t.directLo == 0 && t.directHi == t.size && t.direct != nullptr;
       if (direct && ttype.contiguous()) {
         // Load / store path, one run at the target: compute in place, no copies.
@@ -385,11 +382,7 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
           std::swap(updated, old);
         }
       }
-    } catch (...) {
-      control(target, kAccLockWord, static_cast<int>(transport::AtomicOp::kCompareSwap), 0, me);
-      throw;
-    }
-    control(target, kAccLockWord, static_cast<int>(transport::AtomicOp::kCompareSwap), 0, me);
+    });
   }
   if (result != nullptr) {
     walk(static_cast<std::byte*>(result), static_cast<std::size_t>(rcount), rtype, 0, 1, packed,

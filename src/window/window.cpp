@@ -780,28 +780,35 @@ bool Window::fastDirect(void* origin, std::int64_t ocount, const Datatype& otype
       static_cast<unsigned>(target) >= targets_.size()) {
     return false;
   }
-  Target& t = targets_[static_cast<std::size_t>(target)];
-  if (!isOpen(t) || !t.resolved || t.directLo != 0 || t.directHi != t.size || t.size == 0) {
-    return false;
-  }
-  std::int64_t offset = 0;
   std::int64_t bytes = 0;
-  std::int64_t end = 0;
-  if (__builtin_mul_overflow(disp, static_cast<std::int64_t>(t.dispUnit), &offset) ||
-      __builtin_mul_overflow(ocount, static_cast<std::int64_t>(otype.size()), &bytes) ||
-      __builtin_add_overflow(offset, bytes, &end) || static_cast<std::uint64_t>(end) > t.size ||
-      bytes <= 0 || origin == nullptr) {
-    return false;
-  }
+  std::byte* tp = directFootprint(target, disp, ocount, otype.size(), bytes);
+  if (tp == nullptr || bytes <= 0 || origin == nullptr) return false;
   ++pendingOps_;
   needFence_ = true;
   auto* o = static_cast<std::byte*>(origin);
   if constexpr (kPut) {
-    moveBytes(t.direct + offset, o, static_cast<std::size_t>(bytes));
+    moveBytes(tp, o, static_cast<std::size_t>(bytes));
   } else {
-    moveBytes(o, t.direct + offset, static_cast<std::size_t>(bytes));
+    moveBytes(o, tp, static_cast<std::size_t>(bytes));
   }
   return true;
+}
+
+std::byte* Window::directFootprint(int target, std::int64_t disp, std::int64_t count,
+                                   std::size_t size, std::int64_t& bytes) {
+  Target& t = targets_[static_cast<std::size_t>(target)];
+  if (!isOpen(t) || !t.resolved || t.directLo != 0 || t.directHi != t.size || t.size == 0 ||
+      t.direct == nullptr) {
+    return nullptr;
+  }
+  std::int64_t offset = 0;
+  std::int64_t end = 0;
+  if (__builtin_mul_overflow(disp, static_cast<std::int64_t>(t.dispUnit), &offset) ||
+      __builtin_mul_overflow(count, static_cast<std::int64_t>(size), &bytes) ||
+      __builtin_add_overflow(offset, bytes, &end) || static_cast<std::uint64_t>(end) > t.size) {
+    return nullptr;
+  }
+  return t.direct + offset;
 }
 
 void Window::put(const void* origin, std::int64_t ocount, const Datatype& otype, int target,
