@@ -24,7 +24,7 @@
 namespace onesided {
 namespace {
 
-std::unique_ptr<transport::Transport> makeTransport(const Options& options) {
+std::unique_ptr<transport::Transport> makeTransport(const Options& options, bool progressThread) {
   std::string name = options.transport;
   if (name.empty()) {
     const char* env = std::getenv("ONESIDED_TRANSPORT");
@@ -44,6 +44,7 @@ std::unique_ptr<transport::Transport> makeTransport(const Options& options) {
   if (name == "ucx") {
     transport::UcxOptions u;
     u.threadSerialized = options.threadSerialized;
+    u.progressThread = progressThread;
     return transport::makeUcxTransport(u);
   }
   std::string known;
@@ -126,7 +127,7 @@ Context::Context(std::unique_ptr<bootstrap::Bootstrap> boot, const Options& opti
     // More ranks on this node than CPUs this process may run on.
     oversubscribed_ = static_cast<int>(nodePeers_.size()) > cpus;
   }
-  transport_ = makeTransport(options);
+  transport_ = makeTransport(options, progressThread_);
   if (transport_->name().starts_with("self") && boot_->kind() != "inproc" && size_ > 1) {
     throw Error(kErrArg, "transport self reaches only ranks in this process, but the job has " +
                              std::to_string(size_) + " processes");

@@ -6,6 +6,7 @@
 // collected by ep / worker flush.
 #include <ucp/api/ucp.h>
 
+#include <poll.h>
 #include <sched.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -13,7 +14,9 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <fstream>
 #include <functional>
 
@@ -21,6 +24,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <thread>
 
 #include "log.hpp"
 #include "onesided/errors.hpp"
@@ -76,6 +80,17 @@ struct KeyHeader {
   std::uint64_t ucxLen;
 };
 
+/// The ucp context and this rank's worker, and (UcxOptions::progressThread) the thread that
+/// drives the worker while the rank is away from the runtime.
+///
+/// Why the thread: UCX runs some operations in software at the target, as active messages its
+/// worker handles inside ucp_worker_progress(): atomics where the device has none (rc_verbs on
+/// soft-RoCE, tcp, user memory on one node) and every put / get over tcp. Without it, a target
+/// that computes without calling MPI stalls its peers' locks, atomics and flushes until its next
+/// call. The thread blocks in the worker's wakeup fd, armed for receives only (not for this
+/// rank's own send completions), so an idle rank pays nothing and a message wakes it at once.
+/// While the rank itself drives progress (it is inside the runtime), the thread leaves the work
+/// to it and looks again a millisecond later, so it does not compete with a busy rank.
 class UcpContext {
  public:
   explicit UcpContext(const UcxOptions& opt) {
@@ -83,21 +98,34 @@ class UcpContext {
     checkUcs(ucp_config_read(nullptr, nullptr, &config), "ucp_config_read");
     ucp_params_t params{};
     params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
-    params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64;
-    params.mt_workers_shared = 0;
+    params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 |
+                      (opt.progressThread ? UCP_FEATURE_WAKEUP : 0);
+    params.mt_workers_shared = opt.progressThread ? 1 : 0;
     ucs_status_t s = ucp_init(&params, config, &ctx_);
     ucp_config_release(config);
     checkUcs(s, "ucp_init");
     ucp_worker_params_t wp{};
     wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-    wp.thread_mode = opt.threadSerialized ? UCS_THREAD_MODE_SERIALIZED : UCS_THREAD_MODE_SINGLE;
+    wp.thread_mode = opt.progressThread     ? UCS_THREAD_MODE_MULTI
+                     : opt.threadSerialized ? UCS_THREAD_MODE_SERIALIZED
+                                            : UCS_THREAD_MODE_SINGLE;
+    if (opt.progressThread) {
+      wp.field_mask |= UCP_WORKER_PARAM_FIELD_EVENTS;
+      wp.events = UCP_WAKEUP_RX;  // requests from peers; not this rank's own completions
+    }
     s = ucp_worker_create(ctx_, &wp, &worker_);
     if (s != UCS_OK) {
       ucp_cleanup(ctx_);
       checkUcs(s, "ucp_worker_create");
     }
+    if (opt.progressThread) startThread();
   }
   ~UcpContext() {
+    if (thread_.joinable()) {
+      stop_.store(true, std::memory_order_release);
+      ucp_worker_signal(worker_);
+      thread_.join();
+    }
     ucp_worker_destroy(worker_);
     ucp_cleanup(ctx_);
   }
@@ -106,6 +134,13 @@ class UcpContext {
 
   [[nodiscard]] ucp_context_h context() const { return ctx_; }
   [[nodiscard]] ucp_worker_h worker() const { return worker_; }
+
+  /// ucp_worker_progress from the rank's own thread (which tells the progress thread that the
+  /// rank is driving the worker itself).
+  unsigned progress() const {
+    ownerPolls_.store(ownerPolls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    return ucp_worker_progress(worker_);
+  }
 
   /// Waits for a request from a *_nbx call, driving progress; throws on failure.
   void wait(ucs_status_ptr_t req, const char* what) const {
@@ -116,22 +151,70 @@ class UcpContext {
       // on a mutex it hosts) must keep serving them, or the holder's release never arrives.
       // Seen as a hang of 8 ranks over soft-RoCE: the home rank's CAS to itself completed in
       // place every time while the holder's CAS to it waited forever.
-      ucp_worker_progress(worker_);
+      progress();
       return;
     }
     if (UCS_PTR_IS_ERR(req)) checkUcs(UCS_PTR_STATUS(req), what);
     ucs_status_t s = UCS_INPROGRESS;
     unsigned spins = 0;
     while ((s = ucp_request_check_status(req)) == UCS_INPROGRESS) {
-      if (ucp_worker_progress(worker_) == 0 && ++spins > 4096) sched_yield();
+      if (progress() == 0 && ++spins > 4096) sched_yield();
     }
     ucp_request_free(req);
     checkUcs(s, what);
   }
 
  private:
+  void startThread() {
+    ucp_worker_attr_t attr{};
+    attr.field_mask = UCP_WORKER_ATTR_FIELD_THREAD_MODE;
+    int fd = -1;
+    if (ucp_worker_query(worker_, &attr) != UCS_OK || attr.thread_mode != UCS_THREAD_MODE_MULTI ||
+        ucp_worker_get_efd(worker_, &fd) != UCS_OK) {
+      log::ucx().warn(
+          "no progress thread: this UCX has no thread-safe worker or wakeup fd, so operations "
+          "UCX runs in software at a target complete only when that target calls into MPI");
+      return;
+    }
+    thread_ = std::thread([this, fd] { run(fd); });
+  }
+
+  void run(int fd) const {
+    std::uint64_t seen = ownerPolls_.load(std::memory_order_relaxed);
+    unsigned busy = 0;
+    while (!stop_.load(std::memory_order_acquire)) {
+      while (ucp_worker_progress(worker_) != 0) {
+      }
+      const ucs_status_t s = ucp_worker_arm(worker_);
+      if (s == UCS_ERR_BUSY) {  // events came in meanwhile: progress again
+        if (++busy > 64) sched_yield();
+        continue;
+      }
+      busy = 0;
+      if (s != UCS_OK) {
+        log::ucx().warn("progress thread stops: ucp_worker_arm failed: {}", ucs_status_string(s));
+        return;
+      }
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, -1) < 0 && errno != EINTR) {
+        log::ucx().warn("progress thread stops: poll failed: {}", std::strerror(errno));
+        return;
+      }
+      // The rank drove the worker since the last look: it is in the runtime and serves what
+      // came in itself. Look again later instead of competing with it for the worker.
+      const std::uint64_t now = ownerPolls_.load(std::memory_order_relaxed);
+      if (now != seen) {
+        seen = now;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+  }
+
   ucp_context_h ctx_ = nullptr;
   ucp_worker_h worker_ = nullptr;
+  mutable std::atomic<std::uint64_t> ownerPolls_{0};  // written by the rank's thread only
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
 };
 
 class UcxRegion final : public MemoryRegion {
@@ -468,7 +551,7 @@ class UcxTransport final : public Transport {
     ucp_request_param_t p{};
     ctx_->wait(ucp_worker_flush_nbx(ctx_->worker(), &p), "ucp_worker_flush_nbx");
   }
-  unsigned progress() override { return ucp_worker_progress(ctx_->worker()); }
+  unsigned progress() override { return ctx_->progress(); }
 
  private:
   std::shared_ptr<UcpContext> ctx_;

@@ -154,6 +154,10 @@ class Transport {
 
 struct UcxOptions {
   bool threadSerialized = false;  ///< UCS_THREAD_MODE_SERIALIZED instead of SINGLE
+  /// A thread drives the UCX worker while the rank computes, so operations UCX runs in software
+  /// at the target (atomics without device support, any RMA over tcp) complete without the
+  /// target calling into the runtime. It sleeps in the worker's wakeup fd: no cost when idle.
+  bool progressThread = false;
 };
 
 /// Transports built into this library, for ONESIDED_TRANSPORT and tests.
