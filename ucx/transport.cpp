@@ -180,11 +180,20 @@ class UcpContext {
   }
 
   void run(int fd) const {
+    // The wakeup fd alone is not enough: over rc_verbs on soft-RoCE a request sometimes
+    // arrived without waking the thread (a compare-and-swap waited for good while the thread
+    // slept in poll). So the thread also looks after a time limit that starts at 1 ms after any
+    // work and doubles while nothing happens, up to 64 ms: an idle rank wakes ~16 times a
+    // second, and a lost wakeup costs one such wait.
+    constexpr int kFirstMs = 1;
+    constexpr int kLastMs = 64;
+    int limitMs = kFirstMs;
     std::uint64_t seen = ownerPolls_.load(std::memory_order_relaxed);
     unsigned busy = 0;
     while (!stop_.load(std::memory_order_acquire)) {
-      while (ucp_worker_progress(worker_) != 0) {
-      }
+      unsigned work = 0;
+      for (unsigned n = 0; (n = ucp_worker_progress(worker_)) != 0;) work += n;
+      if (work != 0) limitMs = kFirstMs;
       const ucs_status_t s = ucp_worker_arm(worker_);
       if (s == UCS_ERR_BUSY) {  // events came in meanwhile: progress again
         if (++busy > 64) sched_yield();
@@ -196,10 +205,16 @@ class UcpContext {
         return;
       }
       pollfd p{fd, POLLIN, 0};
-      if (::poll(&p, 1, -1) < 0 && errno != EINTR) {
+      const int r = ::poll(&p, 1, limitMs);
+      if (r < 0 && errno != EINTR) {
         log::ucx().warn("progress thread stops: poll failed: {}", std::strerror(errno));
         return;
       }
+      if (r == 0) {  // nothing signalled: look anyway, and wait longer next time
+        limitMs = std::min(2 * limitMs, kLastMs);
+        continue;
+      }
+      limitMs = kFirstMs;
       // The rank drove the worker since the last look: it is in the runtime and serves what
       // came in itself. Look again later instead of competing with it for the worker.
       const std::uint64_t now = ownerPolls_.load(std::memory_order_relaxed);
