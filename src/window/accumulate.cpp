@@ -115,17 +115,11 @@ bool Window::fastAtomic(const void* origin, const void* compare, void* result, c
     if (origin == nullptr) return false;
     operand = load64(static_cast<const std::byte*>(origin));
   }
-  Target& t = targets_[static_cast<std::size_t>(target)];
-  std::int64_t offset = 0;
-  if (!isOpen(t) || !t.resolved || t.direct == nullptr ||
-      __builtin_mul_overflow(disp, static_cast<std::int64_t>(t.dispUnit), &offset) ||
-      offset > static_cast<std::int64_t>(t.size) - 8 ||
-      reinterpret_cast<std::uintptr_t>(t.direct + offset) % 8 != 0) {
-    return false;
-  }
+  std::int64_t bytes = 0;
+  std::byte* tp = directFootprint(target, disp, 1, 8, bytes);
+  if (tp == nullptr || reinterpret_cast<std::uintptr_t>(tp) % 8 != 0) return false;
   ++pendingOps_;
-  const std::uint64_t prev =
-      transport::cpuAtomic<std::uint64_t>(a, t.direct + offset, operand, cmp);
+  const std::uint64_t prev = transport::cpuAtomic<std::uint64_t>(a, tp, operand, cmp);
   std::memcpy(result, &prev, 8);
   return true;
 }
