@@ -29,8 +29,8 @@ static MPI_Group origin_group = MPI_GROUP_NULL;
 static MPI_Group target_group = MPI_GROUP_NULL;
 
 /* One iteration: rank 0 issues the operations inside the epoch of the chosen synchronisation:
- * fence (everybody), flush (rank 0, inside lock_all), lock / unlock of rank 1 (rank 0), or a
- * PSCW epoch (rank 1 posts and waits, rank 0 starts and completes). */
+ * fence (everybody), flush (rank 0, inside lock_all), lock / unlock of rank 1 (rank 0), lock_all /
+ * unlock_all (rank 0), or a PSCW epoch (rank 1 posts and waits, rank 0 starts and completes). */
 static void iteration(const struct bench_spec* s, int rank, char* buf, size_t bytes, MPI_Win win,
                       int sync) {
   if (sync == BENCH_SYNC_PSCW) {
@@ -42,6 +42,7 @@ static void iteration(const struct bench_spec* s, int rank, char* buf, size_t by
     if (rank == 0) CHECK(MPI_Win_start(target_group, 0, win));
   }
   if (sync == BENCH_SYNC_LOCK && rank == 0) CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win));
+  if (sync == BENCH_SYNC_LOCKALL && rank == 0) CHECK(MPI_Win_lock_all(0, win));
   if (rank == 0 && s->op != BENCH_NONE) {
     for (int k = 0; k < s->ops_per_iter; ++k) {
       if (s->op == BENCH_PUT) {
@@ -72,6 +73,7 @@ static void iteration(const struct bench_spec* s, int rank, char* buf, size_t by
   } else if (rank == 0) {
     if (sync == BENCH_SYNC_FLUSH) CHECK(MPI_Win_flush(1, win));
     if (sync == BENCH_SYNC_LOCK) CHECK(MPI_Win_unlock(1, win));
+    if (sync == BENCH_SYNC_LOCKALL) CHECK(MPI_Win_unlock_all(win));
     if (sync == BENCH_SYNC_PSCW) CHECK(MPI_Win_complete(win));
   }
 }
@@ -84,6 +86,8 @@ static const char* sync_suffix(int sync) {
       return "_lock";
     case BENCH_SYNC_PSCW:
       return "_pscw";
+    case BENCH_SYNC_LOCKALL:
+      return "_lockall";
     default:
       return "";
   }

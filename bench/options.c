@@ -12,7 +12,7 @@ static void usage(const char* name) {
       stdout,
       "usage: %s [--warmup-iters N] [--iters N] [--repeats N] [--min-bytes N] [--max-bytes N]\n"
       "          [--sizes N,N,...] [--flavor allocate|create] [--win-offset N] [--label NAME]\n"
-      "          [--sync fence|flush|lock|pscw] [--verify|--no-verify]\n"
+      "          [--sync fence|flush|lock|lockall|pscw] [--verify|--no-verify]\n"
       "  --iters N         iterations per timed batch (default %s)\n"
       "  --repeats N       timed batches per size; the median batch is reported (default 11)\n"
       "  --warmup-iters N  untimed iterations per size (default 100)\n"
@@ -21,7 +21,8 @@ static void usage(const char* name) {
       "                    (default 0: page-aligned memory, as OSU's benchmarks use)\n"
       "  --sync MODE       fence: one fence epoch per iteration (default); flush: one\n"
       "                    MPI_Win_lock_all epoch around the loop, MPI_Win_flush per iteration;\n"
-      "                    lock: MPI_Win_lock / unlock (exclusive) per iteration; pscw: one\n"
+      "                    lock: MPI_Win_lock / unlock (exclusive) per iteration; lockall:\n"
+      "                    MPI_Win_lock_all / unlock_all per iteration; pscw: one\n"
       "                    MPI_Win_post / start / complete / wait epoch per iteration\n",
       name, "100; 10 for the bandwidth programs");
 }
@@ -122,9 +123,11 @@ int bench_parse_options(int argc, char** argv, int default_iters, int print_help
           o->sync = BENCH_SYNC_LOCK;
         } else if (strcmp(optarg, "pscw") == 0) {
           o->sync = BENCH_SYNC_PSCW;
+        } else if (strcmp(optarg, "lockall") == 0) {
+          o->sync = BENCH_SYNC_LOCKALL;
         } else {
-          fprintf(stderr, "%s: --sync must be fence, flush, lock or pscw, not '%s'\n", argv[0],
-                  optarg);
+          fprintf(stderr, "%s: --sync must be fence, flush, lock, lockall or pscw, not '%s'\n",
+                  argv[0], optarg);
           bad = 1;
         }
         break;

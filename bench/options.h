@@ -8,7 +8,13 @@
 #include <stddef.h>
 
 enum { BENCH_MAX_SIZES = 64 };
-enum bench_sync { BENCH_SYNC_FENCE, BENCH_SYNC_FLUSH, BENCH_SYNC_LOCK, BENCH_SYNC_PSCW };
+enum bench_sync {
+  BENCH_SYNC_FENCE,
+  BENCH_SYNC_FLUSH,
+  BENCH_SYNC_LOCK,
+  BENCH_SYNC_PSCW,
+  BENCH_SYNC_LOCKALL
+};
 
 struct bench_options {
   int warmup;        /* --warmup-iters: untimed iterations per size (capped for big messages) */
@@ -17,7 +23,7 @@ struct bench_options {
   int verify;        /* --verify (default) / --no-verify */
   int create;        /* --flavor create: MPI_Win_create over memory of the program's own */
   size_t win_offset; /* --win-offset: create windows start this far after a page boundary */
-  int sync;          /* --sync: BENCH_SYNC_FENCE (default), _FLUSH, _LOCK or _PSCW (see common.h) */
+  int sync;          /* --sync: BENCH_SYNC_FENCE (default), _FLUSH, _LOCK, _PSCW or _LOCKALL */
   size_t min_bytes;  /* --min-bytes */
   size_t max_bytes;  /* --max-bytes */
   const char* label;

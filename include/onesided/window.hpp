@@ -160,6 +160,10 @@ class Window {
   /// a counter at rank 0 that exclusive lockers consult), not one per rank.
   void lockAll(int assertion = 0);
   void unlockAll();
+  /// How many atomics this rank has issued on control words of this window (lock words, the
+  /// lock_all counter, PSCW notices, the accumulate lock), at any target: what synchronisation
+  /// costs in network operations, for tests and diagnostics.
+  [[nodiscard]] std::uint64_t controlOperations() const noexcept { return controlOps_; }
   /// MPI_Win_flush(_local)(_all): operations issued to `target` (every target) are complete at
   /// origin and target. Local completion is not cheaper here, so _local is the same.
   void flush(int target);
@@ -423,6 +427,7 @@ class Window {
   bool needFence_ = false;
   Epoch epoch_ = Epoch::kNone;
   bool allOpen_ = false;           // every target is open (a fence epoch or lock_all)
+  std::uint64_t controlOps_ = 0;   // control() calls (controlOperations())
   std::uint8_t lockAll_ = 0;       // kLockShared (| kLockNocheck) while lock_all holds
   int locks_ = 0;                  // targets locked with MPI_Win_lock
   int procNullLocks_ = 0;          // MPI_Win_lock(MPI_PROC_NULL) epochs

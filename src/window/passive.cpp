@@ -53,6 +53,7 @@ void Window::checkRank(int target) const {
 std::uint64_t Window::control(int target, int word, int op, std::uint64_t operand,
                               std::uint64_t compare) {
   Target& t = targets_[static_cast<std::size_t>(target)];
+  ++controlOps_;
   if (cpuAtomics_) {
     return transport::cpuAtomic<std::uint64_t>(static_cast<transport::AtomicOp>(op),
                                                t.ctlDirect + static_cast<std::size_t>(word) * 8,

@@ -512,6 +512,51 @@ TEST_P(Passive, NocheckLocks) {
   });
 }
 
+// What each synchronisation costs in atomics on control words, at every size: lock_all and
+// unlock_all one each (the counter at rank 0, not one per rank), a shared lock one each way, an
+// exclusive lock two each way (rank 0's counter and the target's word), flushes none, NOCHECK
+// none. Ranks take turns so that no lock is retried; 8 ranks too, for "the same at 8 as at 2".
+TEST_P(Passive, SynchronisationCostsTheSameAtAnySize) {
+  auto [transport, n] = GetParam();
+  if (!transportAvailable(transport)) GTEST_SKIP() << transport << " not built";
+  for (const int ranks : {n, 2 * n}) {
+    spawn(ranks, transport, [&, ranks = ranks](Context& ctx) {
+      auto win = Window::allocate(ctx.world(), 8, 8);
+      std::memset(win->base(), 0, 8);
+      const std::int64_t v = 1;
+      const int last = ranks - 1;
+      for (int turn = 0; turn < ranks; ++turn) {
+        ctx.world().barrier();
+        if (turn != ctx.rank()) continue;
+        auto ops = [&] { return win->controlOperations(); };
+        std::uint64_t before = ops();
+        win->lockAll();
+        for (int t = 0; t < ranks; ++t) win->put(std::span<const std::int64_t>(&v, 1), t, 0);
+        win->flushAll();
+        win->unlockAll();
+        EXPECT_EQ(ops() - before, 2U) << "lock_all + puts to " << ranks << " ranks + unlock_all";
+        before = ops();
+        win->lock(LockType::kShared, last);
+        win->flush(last);
+        win->unlock(last);
+        EXPECT_EQ(ops() - before, 2U) << "shared lock";
+        before = ops();
+        win->lock(LockType::kExclusive, last);
+        win->unlock(last);
+        EXPECT_EQ(ops() - before, 4U) << "exclusive lock";
+        before = ops();
+        win->lockAll(kModeNocheck);
+        win->unlockAll();
+        win->lock(LockType::kExclusive, last, kModeNocheck);
+        win->unlock(last);
+        EXPECT_EQ(ops() - before, 0U) << "MPI_MODE_NOCHECK";
+      }
+      ctx.world().barrier();
+      win->free();
+    });
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(All, Passive,
                          ::testing::Combine(::testing::ValuesIn(transportsWithAm()),
                                             ::testing::Values(1, 2, 3, 4)),
