@@ -5,8 +5,10 @@
 #define ONESIDED_TESTS_MPI_MPITEST_H
 
 #include <mpi.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Any failure of an MPI call that must succeed ends the job with the call and its message. The
  * default handler (MPI_ERRORS_ARE_FATAL) would abort first; this covers MPI_ERRORS_RETURN. */
@@ -46,6 +48,29 @@ static inline void mt_init(int* argc, char*** argv) {
   MT_CHECK(MPI_Init(argc, argv));
   MT_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &mt_rank));
   MT_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &mt_size));
+}
+
+/* A window of `slots` int64 over MPI_COMM_WORLD, zeroed: the program's own memory (calloc and
+ * MPI_Win_create, which no peer maps, so every lock word and atomic goes through the transport
+ * also on one node) when the environment variable `env` is "1", else MPI_Win_allocate. Sets
+ * *own; the caller frees the memory after MPI_Win_free when it is its own. */
+static inline int64_t* mt_win_int64(int slots, const char* env, int* own, MPI_Win* win) {
+  const char* v = getenv(env);
+  *own = v != NULL && strcmp(v, "1") == 0;
+  const MPI_Aint bytes = (MPI_Aint)slots * (MPI_Aint)sizeof(int64_t);
+  int64_t* base = NULL;
+  if (*own) {
+    base = calloc((size_t)slots, sizeof(int64_t));
+    if (base == NULL) {
+      fprintf(stderr, "calloc of %d int64 failed\n", slots);
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    MT_CHECK(MPI_Win_create(base, bytes, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, win));
+  } else {
+    MT_CHECK(MPI_Win_allocate(bytes, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base, win));
+  }
+  memset(base, 0, (size_t)bytes);
+  return base;
 }
 
 /* Expects the call's return code `rc` to be of error class `want` (MPI_SUCCESS included);

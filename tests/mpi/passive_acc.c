@@ -26,23 +26,12 @@ int main(int argc, char** argv) {
   /* Window layout (int64 slots): 0 counter, 1 mutex, 2-3 pair updated under an exclusive lock,
    * 4.. p doubles accumulated by everybody. */
   const int slots = 4 + p;
-  int64_t* base = NULL;
   MPI_Win win;
+  int own = 0;
   /* PASSIVE_ACC_CREATE=1: the window is the program's own memory (MPI_Win_create), which no
    * peer maps, so every lock word and atomic goes through the transport, also on one node (with
    * UCX over tcp or rc_verbs, atomics the target's worker runs for the origin). */
-  const char* create = getenv("PASSIVE_ACC_CREATE");
-  const int own = create != NULL && strcmp(create, "1") == 0;
-  if (own) {
-    base = calloc((size_t)slots, sizeof(int64_t));
-    MT_EXPECT(base != NULL, "calloc");
-    MT_CHECK(MPI_Win_create(base, (MPI_Aint)(slots * sizeof(int64_t)), sizeof(int64_t),
-                            MPI_INFO_NULL, MPI_COMM_WORLD, &win));
-  } else {
-    MT_CHECK(MPI_Win_allocate((MPI_Aint)(slots * sizeof(int64_t)), sizeof(int64_t), MPI_INFO_NULL,
-                              MPI_COMM_WORLD, &base, &win));
-  }
-  memset(base, 0, (size_t)slots * sizeof(int64_t));
+  int64_t* base = mt_win_int64(slots, "PASSIVE_ACC_CREATE", &own, &win);
   MT_CHECK(MPI_Barrier(MPI_COMM_WORLD));
 
   /* 1. Counter: every fetched value is new, the total is exact. */

@@ -34,20 +34,9 @@ int main(int argc, char** argv) {
   const int me = mt_rank;
   /* int64 slots as the enum says, then p put slots, then DOUBLES doubles. */
   const int slots = kDoubles + p + DOUBLES;
-  const char* create = getenv("PASSIVE_PROGRESS_CREATE");
-  const int own = create != NULL && strcmp(create, "1") == 0;
-  int64_t* base = NULL;
   MPI_Win win;
-  if (own) {
-    base = calloc((size_t)slots, sizeof(int64_t));
-    MT_EXPECT(base != NULL, "calloc");
-    MT_CHECK(MPI_Win_create(base, (MPI_Aint)(slots * sizeof(int64_t)), sizeof(int64_t),
-                            MPI_INFO_NULL, MPI_COMM_WORLD, &win));
-  } else {
-    MT_CHECK(MPI_Win_allocate((MPI_Aint)(slots * sizeof(int64_t)), sizeof(int64_t), MPI_INFO_NULL,
-                              MPI_COMM_WORLD, &base, &win));
-  }
-  memset(base, 0, (size_t)slots * sizeof(int64_t));
+  int own = 0;
+  int64_t* base = mt_win_int64(slots, "PASSIVE_PROGRESS_CREATE", &own, &win);
   MT_CHECK(MPI_Barrier(MPI_COMM_WORLD));
 
   if (me == 0) {
@@ -129,6 +118,6 @@ int main(int argc, char** argv) {
     MT_CHECK(MPI_Win_unlock(0, win));
   }
   MT_CHECK(MPI_Win_free(&win));
-  free(own ? base : NULL);
+  if (own) free(base);
   return mt_finish();
 }
