@@ -88,9 +88,8 @@ struct KeyHeader {
 /// soft-RoCE, tcp, user memory on one node) and every put / get over tcp. Without it, a target
 /// that computes without calling MPI stalls its peers' locks, atomics and flushes until its next
 /// call. The thread blocks in the worker's wakeup fd, armed for receives only (not for this
-/// rank's own send completions), so an idle rank pays nothing and a message wakes it at once.
-/// While the rank itself drives progress (it is inside the runtime), the thread leaves the work
-/// to it and looks again a millisecond later, so it does not compete with a busy rank.
+/// rank's own send completions), so a message wakes it at once. While the rank itself drives
+/// progress (it is inside the runtime), the thread leaves the worker to it (see run()).
 class UcpContext {
  public:
   explicit UcpContext(const UcxOptions& opt) {
@@ -180,17 +179,27 @@ class UcpContext {
   }
 
   void run(int fd) const {
-    // The wakeup fd alone is not enough: over rc_verbs on soft-RoCE a request sometimes
-    // arrived without waking the thread (a compare-and-swap waited for good while the thread
-    // slept in poll). So the thread also looks after a time limit that starts at 1 ms after any
-    // work and doubles while nothing happens, up to 64 ms: an idle rank wakes ~16 times a
-    // second, and a lost wakeup costs one such wait.
+    // While the rank is in the runtime it drives the worker itself (ownerPolls_ moves): the
+    // thread then does not touch the worker at all (arming it costs system calls, which under
+    // the soft-RoCE VM's emulation doubled the MPI programs' time) and looks again every
+    // kOwnerMs. Once the rank has been away that long, the thread serves the worker: it sleeps
+    // in the wakeup fd, and since over rc_verbs on soft-RoCE that fd missed a request now and
+    // then, it also looks after a time limit that starts at 1 ms after any work and doubles
+    // while nothing happens, up to 64 ms (an idle rank wakes ~16 times a second).
+    constexpr auto kOwnerMs = std::chrono::milliseconds(2);
     constexpr int kFirstMs = 1;
     constexpr int kLastMs = 64;
     int limitMs = kFirstMs;
     std::uint64_t seen = ownerPolls_.load(std::memory_order_relaxed);
     unsigned busy = 0;
     while (!stop_.load(std::memory_order_acquire)) {
+      const std::uint64_t now = ownerPolls_.load(std::memory_order_relaxed);
+      if (now != seen) {
+        seen = now;
+        limitMs = kFirstMs;
+        std::this_thread::sleep_for(kOwnerMs);
+        continue;
+      }
       unsigned work = 0;
       for (unsigned n = 0; (n = ucp_worker_progress(worker_)) != 0;) work += n;
       if (work != 0) limitMs = kFirstMs;
@@ -210,18 +219,8 @@ class UcpContext {
         log::ucx().warn("progress thread stops: poll failed: {}", std::strerror(errno));
         return;
       }
-      if (r == 0) {  // nothing signalled: look anyway, and wait longer next time
-        limitMs = std::min(2 * limitMs, kLastMs);
-        continue;
-      }
-      limitMs = kFirstMs;
-      // The rank drove the worker since the last look: it is in the runtime and serves what
-      // came in itself. Look again later instead of competing with it for the worker.
-      const std::uint64_t now = ownerPolls_.load(std::memory_order_relaxed);
-      if (now != seen) {
-        seen = now;
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      }
+      // Nothing signalled: look anyway, and wait longer next time.
+      limitMs = r == 0 ? std::min(2 * limitMs, kLastMs) : kFirstMs;
     }
   }
 
