@@ -350,6 +350,18 @@ class Window {
   std::vector<int> pscwGroup(const char* call, std::span<const int> ranks) const;
   /// The passive-target checks shared by lock and lock_all.
   void checkLockable(const char* call, int assertion);
+  /// MPI_Win_lock / unlock / flush's fast case: a CPU-atomic window, arguments and epoch state
+  /// that need no message, an uncontended lock word, nothing issued that a flush must wait
+  /// for. False: take the general path, which checks everything in order (and retries).
+  bool fastLock(LockType type, int target, int assertion);
+  bool fastUnlock(int target);
+  bool fastFlush(int target);
+  // The general paths (out of line, so the fast cases above need no stack frame).
+  [[gnu::noinline]] void lockSlow(LockType type, int target, int assertion);
+  [[gnu::noinline]] void unlockSlow(int target);
+  [[gnu::noinline]] void flushSlow(int target);
+  /// The exclusive lock's second step: compare-and-swap `target`'s lock word until it is taken.
+  void takeExclusive(int target);
   void acquire(LockType type, int target);
   void release(std::uint8_t lock, int target);
   /// Sleeps a little more each time (a lock retry), driving progress.

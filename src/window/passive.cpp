@@ -178,12 +178,119 @@ void Window::acquire(LockType type, int target) {
     control(0, kMasterWord, static_cast<int>(AtomicOp::kFetchAdd), ~kExclusiveBit + 1);
     retryPause(attempt);
   }
+  takeExclusive(target);
+}
+
+void Window::takeExclusive(int target) {
   for (unsigned attempt = 0;; ++attempt) {
-    const std::uint64_t old =
-        control(target, kLockWord, static_cast<int>(AtomicOp::kCompareSwap), kExclusiveBit, 0);
+    const std::uint64_t old = control(
+        target, kLockWord, static_cast<int>(transport::AtomicOp::kCompareSwap), kExclusiveBit, 0);
     if (old == 0) return;
     retryPause(attempt);
   }
+}
+
+namespace {
+
+/// Control word `word` of a target whose control words this rank reaches by loads and stores.
+std::atomic_ref<std::uint64_t> controlWord(std::byte* ctlDirect, int word) {
+  return std::atomic_ref<std::uint64_t>(
+      *reinterpret_cast<std::uint64_t*>(ctlDirect + static_cast<std::size_t>(word) * 8));
+}
+
+}  // namespace
+
+bool Window::fastLock(LockType type, int target, int assertion) {
+  // What checkLockable, lock and acquire test, in the order that lets the common case through
+  // with the fewest comparisons; every failure case goes the general way and is named there.
+  if (!cpuAtomics_ || assertion != 0 || freed_ || hints_.noLocks || lockAll_ != kLockNone ||
+      epoch_ == Epoch::kPscw || (epoch_ == Epoch::kFence && pendingOps_ > 0) ||
+      static_cast<unsigned>(target) >= targets_.size()) {
+    return false;
+  }
+  Target& t = targets_[static_cast<std::size_t>(target)];
+  if (t.lock != kLockNone) return false;
+  if (type == LockType::kExclusive) {
+    // As acquire(): announce at rank 0 (keeps lock_all out), then take the target's word. Seen
+    // a lock_all holder: undo and let the general path wait for it.
+    auto master = controlWord(targets_[0].ctlDirect, kMasterWord);
+    ++controlOps_;
+    if ((master.fetch_add(kExclusiveBit) & kLowHalf) != 0) {
+      ++controlOps_;
+      master.fetch_sub(kExclusiveBit);
+      return false;
+    }
+    std::uint64_t expected = 0;
+    ++controlOps_;
+    if (!controlWord(t.ctlDirect, kLockWord).compare_exchange_strong(expected, kExclusiveBit)) {
+      takeExclusive(target);  // announced already: wait for the word alone
+    }
+  } else if (type == LockType::kShared) {
+    auto word = controlWord(t.ctlDirect, kLockWord);
+    ++controlOps_;
+    if ((word.fetch_add(1) & kExclusiveBit) != 0) {
+      ++controlOps_;
+      word.fetch_sub(1);
+      return false;
+    }
+  } else {
+    return false;
+  }
+  t.lock = type == LockType::kShared ? kLockShared : kLockExclusive;
+  ++locks_;
+  pendingOps_ = 0;  // in a fence epoch it was 0 already (tested above)
+  epoch_ = Epoch::kPassive;
+  allOpen_ = false;
+  ++epochs_;
+  return true;
+}
+
+bool Window::fastUnlock(int target) {
+  if (!cpuAtomics_ || freed_ || static_cast<unsigned>(target) >= targets_.size()) return false;
+  const auto i = static_cast<std::size_t>(target);
+  Target& t = targets_[i];
+  // Nothing for complete() to do but order this rank's stores: no transfer to flush, no packed
+  // get to unpack, no accumulate by message to wait for.
+  if ((t.lock != kLockShared && t.lock != kLockExclusive) || isDirty_[i] || bounceUsed_ != 0 ||
+      t.amPending) {
+    return false;
+  }
+  // The release below is a sequentially consistent read-modify-write of the lock word (a full
+  // barrier on x86): every store this rank made to the target's memory before it, on the load /
+  // store path or by the program on a shared window, is visible to the next holder of the lock.
+  needFence_ = false;
+  ++controlOps_;
+  if (t.lock == kLockExclusive) {
+    controlWord(t.ctlDirect, kLockWord).fetch_sub(kExclusiveBit);
+    ++controlOps_;
+    controlWord(targets_[0].ctlDirect, kMasterWord).fetch_sub(kExclusiveBit);
+  } else {
+    controlWord(t.ctlDirect, kLockWord).fetch_sub(1);
+  }
+  t.lock = kLockNone;
+  if (--locks_ == 0 && procNullLocks_ == 0) {
+    epoch_ = Epoch::kNone;
+    pendingOps_ = 0;
+  }
+  return true;
+}
+
+bool Window::fastFlush(int target) {
+  if (freed_ || epoch_ != Epoch::kPassive || static_cast<unsigned>(target) >= targets_.size()) {
+    return false;
+  }
+  const auto i = static_cast<std::size_t>(target);
+  const Target& t = targets_[i];
+  if ((lockAll_ == kLockNone && t.lock == kLockNone) || isDirty_[i] || bounceUsed_ != 0 ||
+      t.amPending) {
+    return false;
+  }
+  // complete(target) with nothing issued but loads and stores: order them.
+  if (needFence_ || flavor_ == Flavor::kShared) {
+    detail::fullBarrier();
+    needFence_ = false;
+  }
+  return true;
 }
 
 void Window::release(std::uint8_t lock, int target) {
@@ -198,6 +305,11 @@ void Window::release(std::uint8_t lock, int target) {
 }
 
 void Window::lock(LockType type, int target, int assertion) {
+  if (fastLock(type, target, assertion)) return;
+  lockSlow(type, target, assertion);
+}
+
+void Window::lockSlow(LockType type, int target, int assertion) {
   checkLockable("MPI_Win_lock", assertion);
   if (type != LockType::kShared && type != LockType::kExclusive) {
     throw Error(kErrLocktype, "lock type " + str(static_cast<int>(type)) +
@@ -224,6 +336,11 @@ void Window::lock(LockType type, int target, int assertion) {
 }
 
 void Window::unlock(int target) {
+  if (fastUnlock(target)) return;
+  unlockSlow(target);
+}
+
+void Window::unlockSlow(int target) {
   requireLive();
   checkRank(target);
   if (target == kProcNull) {
@@ -289,6 +406,11 @@ void Window::unlockAll() {
 }
 
 void Window::flush(int target) {
+  if (fastFlush(target)) return;
+  flushSlow(target);
+}
+
+void Window::flushSlow(int target) {
   requireLive();
   checkRank(target);
   if (epoch_ != Epoch::kPassive || (lockAll_ == kLockNone && target != kProcNull &&

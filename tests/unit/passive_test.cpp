@@ -4,9 +4,12 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <numeric>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "rank_test.hpp"
@@ -555,6 +558,51 @@ TEST_P(Passive, SynchronisationCostsTheSameAtAnySize) {
       win->free();
     });
   }
+}
+
+// A lock that is held makes the next one wait, whichever path each takes (the uncontended
+// case is a few CPU atomics on one-node windows; a held lock word sends the locker down the
+// general path, which must wait for it): an exclusive lock waits for a lock_all holder, a shared
+// lock for an exclusive holder, an exclusive lock for a shared holder.
+TEST_P(Passive, HeldLocksMakeTheNextLockerWait) {
+  auto [transport, n] = GetParam();
+  if (!transportAvailable(transport)) GTEST_SKIP() << transport << " not built";
+  if (n < 2) GTEST_SKIP() << "needs a holder and a locker";
+  std::atomic<int> released{0};
+  spawn(n, transport, [&](Context& ctx) {
+    auto win = Window::allocate(ctx.world(), 8, 8);
+    const int target = ctx.size() - 1;
+    // Round 0: rank 1 holds lock_all, rank 0 locks `target` exclusively. Round 1: rank 1 holds
+    // `target` exclusively, rank 0 locks it shared. Round 2: rank 1 holds it shared, rank 0
+    // locks it exclusively.
+    for (int round = 0; round < 3; ++round) {
+      ctx.world().barrier();
+      if (ctx.rank() == 1) {
+        if (round == 0) {
+          win->lockAll();
+        } else {
+          win->lock(round == 1 ? LockType::kExclusive : LockType::kShared, target);
+        }
+        ctx.world().barrier();  // held: rank 0 may try now
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        released.store(round + 1);
+        if (round == 0) {
+          win->unlockAll();
+        } else {
+          win->unlock(target);
+        }
+      } else {
+        ctx.world().barrier();
+        if (ctx.rank() == 0) {
+          win->lock(round == 1 ? LockType::kShared : LockType::kExclusive, target);
+          EXPECT_EQ(released.load(), round + 1) << "round " << round << ": locked while held";
+          win->unlock(target);
+        }
+      }
+    }
+    ctx.world().barrier();
+    win->free();
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Passive,
