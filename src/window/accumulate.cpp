@@ -161,14 +161,29 @@ bool Window::fastLocked(const void* origin, void* result, std::int64_t count, co
   std::byte* tp = directFootprint(target, disp, count, type.size(), bytes);
   if (tp == nullptr) return false;
   ++pendingOps_;
-  needFence_ = true;
-  underAccLock(target, [&] {
+  auto body = [&] {
     if (result != nullptr) std::memcpy(result, tp, static_cast<std::size_t>(bytes));
     if (op != Op::kNoOp) {
       applyOp(op, kind, tp, static_cast<const std::byte*>(origin), static_cast<std::size_t>(count));
     }
-    detail::fullBarrier();
-  });
+  };
+  // underAccLock with the CPU atomics inline; a lock held by another origin: wait there. The
+  // release is a sequentially consistent read-modify-write (a full barrier on x86), so the
+  // operation's stores are visible to whoever takes the lock or synchronises with this rank
+  // next, with no fence of their own and none at the next flush.
+  auto word =
+      detail::controlWord(targets_[static_cast<std::size_t>(target)].ctlDirect, kAccLockWord);
+  const std::uint64_t me = static_cast<std::uint64_t>(comm_.rank()) + 1;
+  std::uint64_t expected = 0;
+  ++controlOps_;
+  if (!word.compare_exchange_strong(expected, me)) {
+    --controlOps_;  // counted again by underAccLock
+    underAccLock(target, body);
+    return true;
+  }
+  body();
+  ++controlOps_;
+  word.store(0);
   return true;
 }
 

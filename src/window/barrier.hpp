@@ -3,6 +3,8 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
+#include <cstdint>
 
 namespace onesided::detail {
 
@@ -16,6 +18,13 @@ inline void fullBarrier() noexcept {
 #else
   std::atomic_thread_fence(std::memory_order_seq_cst);
 #endif
+}
+
+/// Control word `word` (8-byte units) of a control region this rank reaches by loads and stores
+/// (a window whose atomics are all CPU atomics).
+inline std::atomic_ref<std::uint64_t> controlWord(std::byte* ctlDirect, int word) noexcept {
+  return std::atomic_ref<std::uint64_t>(
+      *reinterpret_cast<std::uint64_t*>(ctlDirect + static_cast<std::size_t>(word) * 8));
 }
 
 }  // namespace onesided::detail

@@ -190,15 +190,7 @@ void Window::takeExclusive(int target) {
   }
 }
 
-namespace {
-
-/// Control word `word` of a target whose control words this rank reaches by loads and stores.
-std::atomic_ref<std::uint64_t> controlWord(std::byte* ctlDirect, int word) {
-  return std::atomic_ref<std::uint64_t>(
-      *reinterpret_cast<std::uint64_t*>(ctlDirect + static_cast<std::size_t>(word) * 8));
-}
-
-}  // namespace
+using detail::controlWord;
 
 bool Window::fastLock(LockType type, int target, int assertion) {
   // What checkLockable, lock and acquire test, in the order that lets the common case through
