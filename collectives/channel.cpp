@@ -228,9 +228,13 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
       throw Error(kErrArg, "ONESIDED_COLL_ALG=" + s + ": expected auto, linear or tree");
     }
   }
-  regionBytes_ = 3 * p * kLine + p * ringBytes_;
-  region_ = ctx_.transport().registerMemory(nullptr, regionBytes_, transport::Placement::kAllocate,
-                                            transport::Access::kRemoteWrite);
+  boardOff_ = 3 * p * kLine + p * ringBytes_;
+  regionBytes_ = boardOff_ + kBoardSlots * kBoardSlotBytes;
+  // Peers write chunks and counters, and read window descriptors from the board.
+  region_ = ctx_.transport().registerMemory(
+      nullptr, regionBytes_, transport::Placement::kAllocate,
+      static_cast<transport::Access>(static_cast<unsigned>(transport::Access::kRemoteWrite) |
+                                     static_cast<unsigned>(transport::Access::kRemoteRead)));
   local_ = static_cast<std::byte*>(region_->base());
   // Counters 0, and every cell's first word 0: no chunk has arrived anywhere.
   std::memset(local_, 0, regionBytes_);
@@ -260,6 +264,28 @@ void Channel::connect(const std::vector<std::vector<std::byte>>& infos) {
 void Channel::connectLazily(int n, std::function<std::vector<std::byte>(int)> info) {
   peers_.resize(static_cast<std::size_t>(n));
   lazyInfo_ = std::move(info);
+}
+
+std::byte* Channel::claimSlot(std::size_t slot) {
+  static_assert(kBoardSlots <= 64, "slotsTaken_ has a bit per slot");
+  const std::uint64_t bit = std::uint64_t{1} << slot;
+  if ((slotsTaken_ & bit) != 0) return nullptr;
+  slotsTaken_ |= bit;
+  return local_ + boardOff_ + slot * kBoardSlotBytes;
+}
+
+void Channel::releaseSlot(std::size_t slot) noexcept { slotsTaken_ &= ~(std::uint64_t{1} << slot); }
+
+void Channel::readSlot(int member, std::size_t slot, std::byte* dst, std::size_t len) {
+  Peer& p = resolve(member);
+  const std::size_t off = boardOff_ + slot * kBoardSlotBytes;
+  if (p.direct != nullptr) {
+    std::memcpy(dst, p.direct + off, len);
+    return;
+  }
+  auto& ep = ctx_.endpoint(ranks_[static_cast<std::size_t>(member)]);
+  transport::Iov iov{dst, len};
+  if (ep.get({&iov, 1}, p.base + off, *p.key) == transport::Issue::kPending) ep.flush();
 }
 
 Channel::Peer& Channel::resolveSlow(int member) {

@@ -119,6 +119,23 @@ class Channel {
   /// A buffer far larger than asked (16 MiB and four times the size) is given back first.
   std::byte* buffer(std::size_t slot, std::size_t n);
 
+  // ---- the window board ----
+  // Windows created on this communicator publish their descriptors (base, size, disp_unit,
+  // keys) in a slot of each member's region, where peers read them on first access instead of
+  // gathering p of them at creation (src/window/window.cpp). A window created while its slot is
+  // still taken by a live one (kBoardSlots windows apart), or whose descriptor does not fit,
+  // gathers them as before.
+  static constexpr std::size_t kBoardSlots = 64;
+  static constexpr std::size_t kBoardSlotBytes = 2048;
+  /// The sequence number of the next window on this communicator: the same on every member,
+  /// since windows are created collectively and in the same order.
+  std::uint64_t nextWindow() noexcept { return windows_++; }
+  /// This rank's slot `slot`, or nullptr while a live window holds it; taken until releaseSlot.
+  std::byte* claimSlot(std::size_t slot);
+  void releaseSlot(std::size_t slot) noexcept;
+  /// Copies `len` bytes of `member`'s slot `slot` into dst (a load, or a get and a flush).
+  void readSlot(int member, std::size_t slot, std::byte* dst, std::size_t len);
+
   /// How many sends of a phase are in flight at once (ONESIDED_COLL_INFLIGHT, default 4).
   [[nodiscard]] int inflight() const noexcept { return inflight_; }
   /// ONESIDED_COLL_ALG as read when the communicator was made: 0 auto, 1 linear, 2 tree.
@@ -211,6 +228,9 @@ class Channel {
   };
   std::vector<Buffer> buffers_;
   int inflight_ = 4;
+  std::size_t boardOff_ = 0;      // the window board's offset in the region
+  std::uint64_t windows_ = 0;     // nextWindow()
+  std::uint64_t slotsTaken_ = 0;  // claimSlot() bits
   int algorithm_ = 0;
   // Streams from this many bytes go by rendezvous (0: never), to peers on the load / store
   // path and to peers reached by put (ONESIDED_COLL_ZCOPY sets both).

@@ -44,7 +44,7 @@ void Comm::connect(const std::vector<std::vector<std::byte>>& infos) {
 
 void Comm::connectLazily(std::function<std::vector<std::byte>(int)> info) {
   const int n = size();
-  sync_->connectLazily(n, [info](int m) {
+  sync_->connectLazily([info](int m) {
     auto b = info(m);
     b.resize(detail::SyncRegion::infoSize(b.data()));
     return b;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -164,6 +166,14 @@ class Window {
   /// lock_all counter, PSCW notices, the accumulate lock), at any target: what synchronisation
   /// costs in network operations, for tests and diagnostics.
   [[nodiscard]] std::uint64_t controlOperations() const noexcept { return controlOps_; }
+  /// Whether this window's descriptors are on its communicator's board (read on first use)
+  /// rather than gathered at creation, and how many targets' descriptors this rank holds.
+  [[nodiscard]] bool onBoard() const noexcept { return slot_ >= 0; }
+  [[nodiscard]] std::size_t knownTargets() const noexcept {
+    std::size_t n = 0;
+    targets_.forEach([&](std::size_t, const Target& t) { n += t.described ? 1 : 0; });
+    return n;
+  }
   /// MPI_Win_flush(_local)(_all): operations issued to `target` (every target) are complete at
   /// origin and target. Local completion is not cheaper here, so _local is the same.
   void flush(int target);
@@ -253,6 +263,9 @@ class Window {
     std::uint64_t directLo = 0;   // window offsets [directLo, directHi) are on that path
     std::uint64_t directHi = 0;
     bool resolved = false;
+    // Whether base, size, disp_unit and the keys are known: at creation (gathered), or read
+    // from the target's board slot on first use (describe()).
+    bool described = false;
     // The target's control words (lock word, lock_all counter at rank 0, accumulate lock).
     std::uint64_t ctlBase = 0;
     std::vector<std::byte> ctlPackedKey;
@@ -266,6 +279,50 @@ class Window {
     std::uint64_t amApplied = 0;
     std::uint64_t amReleased = 0;
     bool amPending = false;  // messages sent that amWait has not seen applied
+  };
+  /// Per-target state, in pages of kPage targets made when one of them is first touched: a
+  /// rank holds state for the targets it reaches, plus a pointer per kPage ranks.
+  class TargetTable {
+   public:
+    static constexpr std::size_t kPage = 64;
+    // Out of line: Target holds keys of a type incomplete here.
+    void resize(std::size_t n);
+    void clear() noexcept;
+    [[nodiscard]] std::size_t size() const noexcept { return n_; }
+    Target& operator[](std::size_t i) {
+      auto& page = pages_[i / kPage];
+      if (!page) [[unlikely]]
+        return make(i);
+      return (*page)[i % kPage];
+    }
+    /// A target never touched reads as a fresh one (nothing issued, not described).
+    const Target& operator[](std::size_t i) const {
+      const auto& page = pages_[i / kPage];
+      return page ? (*page)[i % kPage] : untouched();
+    }
+    /// fn(index, target) for every target whose page exists (the others were never touched).
+    template <class F>
+    void forEach(F&& fn) {
+      for (std::size_t p = 0; p < pages_.size(); ++p) {
+        if (!pages_[p]) continue;
+        for (std::size_t j = 0; j < kPage && p * kPage + j < n_; ++j)
+          fn(p * kPage + j, (*pages_[p])[j]);
+      }
+    }
+    template <class F>
+    void forEach(F&& fn) const {
+      for (std::size_t p = 0; p < pages_.size(); ++p) {
+        if (!pages_[p]) continue;
+        for (std::size_t j = 0; j < kPage && p * kPage + j < n_; ++j)
+          fn(p * kPage + j, (*pages_[p])[j]);
+      }
+    }
+
+   private:
+    Target& make(std::size_t i);
+    static const Target& untouched();
+    std::vector<std::unique_ptr<std::array<Target, kPage>>> pages_;
+    std::size_t n_ = 0;
   };
   enum class Epoch { kNone, kFence, kPassive, kPscw };
   static constexpr std::uint8_t kLockNone = 0;
@@ -336,6 +393,25 @@ class Window {
   /// on windows with cpuAtomics_ (aligned words), the transport's otherwise. Returns the old value.
   std::uint64_t atomic64(int target, int op, std::uint64_t operand, std::uint64_t compare,
                          std::uint64_t raddr);
+  /// Creation's exchange (setUp): publish() puts this rank's descriptor on the communicator's
+  /// board and agrees on a constant-size summary; false: every rank gather()s instead.
+  bool publish(const std::vector<std::byte>& blob, int failClass);
+  void gather(const std::vector<std::byte>& blob, int failClass, const std::string& failure);
+  /// Fills t from a descriptor (the window, control and sync regions), the sync region's part
+  /// into syncInfo.
+  static void parseDescriptor(std::span<const std::byte> blob, Target& t,
+                              std::vector<std::byte>* syncInfo);
+  /// `member`'s descriptor, read from its board slot (checked against this window's number).
+  std::vector<std::byte> readDescriptor(int member);
+  /// `target` with its descriptor read (once).
+  Target& describe(int target) {
+    Target& t = targets_[static_cast<std::size_t>(target)];
+    if (!t.described) [[unlikely]]
+      describeSlow(target);
+    return t;
+  }
+  void describeSlow(int target);
+  void releaseSlot() noexcept;
   /// Decides cpuAtomics_ with the other ranks (setUp).
   void agreeOnCpuAtomics();
   /// A remote atomic on one of `target`'s control words; returns the old value.
@@ -425,7 +501,7 @@ class Window {
   const transport::MemoryRegion* exposed_ = nullptr;  // region_ or an MPI_Alloc_mem region
   std::unique_ptr<detail::SyncRegion> sync_;
   std::unique_ptr<transport::MemoryRegion> control_;  // this rank's control words
-  std::vector<Target> targets_;
+  TargetTable targets_;
   std::unique_ptr<transport::MemoryRegion> bounce_;  // registered, for packed transfers
   std::size_t bounceUsed_ = 0;
   std::vector<PendingUnpack> unpacks_;
@@ -453,6 +529,8 @@ class Window {
   // node, shared memory): then every atomic of the window, from every rank, is a CPU atomic and
   // none a transport's, so the two never meet on a word. Agreed on at creation.
   bool cpuAtomics_ = false;
+  int slot_ = -1;          // the board slot holding this rank's descriptor (publish())
+  std::uint64_t seq_ = 0;  // this window's number on its communicator
   bool amMode_ = false;
   bool amRegistered_ = false;
   std::uint64_t amApplied_ = 0;

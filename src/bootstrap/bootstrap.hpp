@@ -83,7 +83,8 @@ std::unique_ptr<Bootstrap> makePmix();
 /// A one-rank bootstrap.
 std::unique_ptr<Bootstrap> makeSingleton();
 /// n bootstraps sharing one in-process rendezvous, for tests that run ranks as threads.
-/// Each returned object is handed to one thread.
-std::vector<std::unique_ptr<Bootstrap>> makeInprocGroup(int n);
+/// Each returned object is handed to one thread. ranksPerNode > 0 tells them they sit on nodes
+/// of that many ranks (tests of what windows spanning nodes do); 0: all on one node.
+std::vector<std::unique_ptr<Bootstrap>> makeInprocGroup(int n, int ranksPerNode = 0);
 
 }  // namespace onesided::bootstrap

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Ranks as threads: n bootstraps over one shared, reusable rendezvous (generation counter).
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -11,10 +12,11 @@ namespace onesided::bootstrap {
 namespace {
 
 struct Shared {
-  explicit Shared(int n) : size(n), slots(static_cast<std::size_t>(n)) {}
+  Shared(int n, int perNode) : size(n), perNode(perNode), slots(static_cast<std::size_t>(n)) {}
   std::mutex mu;
   std::condition_variable cv;
   int size;
+  int perNode;  // ranks per simulated node (the first perNode ranks are one node, ...)
   int arrived = 0;
   unsigned generation = 0;
   std::vector<std::vector<std::byte>> slots;
@@ -28,9 +30,11 @@ class Inproc final : public Bootstrap {
   [[nodiscard]] int rank() const override { return rank_; }
   [[nodiscard]] int size() const override { return shared_->size; }
   [[nodiscard]] std::vector<int> nodePeers() const override {
-    std::vector<int> all(static_cast<std::size_t>(shared_->size));
-    for (int i = 0; i < shared_->size; ++i) all[static_cast<std::size_t>(i)] = i;
-    return all;
+    const int per = shared_->perNode;
+    const int first = rank_ / per * per;
+    std::vector<int> peers;
+    for (int i = first; i < std::min(first + per, shared_->size); ++i) peers.push_back(i);
+    return peers;
   }
   [[nodiscard]] std::string kind() const override { return "inproc"; }
 
@@ -81,9 +85,9 @@ class Inproc final : public Bootstrap {
 
 }  // namespace
 
-std::vector<std::unique_ptr<Bootstrap>> makeInprocGroup(int n) {
+std::vector<std::unique_ptr<Bootstrap>> makeInprocGroup(int n, int ranksPerNode) {
   if (n < 1) throw Error(kErrArg, "in-process group of " + std::to_string(n) + " ranks");
-  auto shared = std::make_shared<Shared>(n);
+  auto shared = std::make_shared<Shared>(n, ranksPerNode > 0 ? ranksPerNode : n);
   std::vector<std::unique_ptr<Bootstrap>> out;
   for (int r = 0; r < n; ++r) out.push_back(std::make_unique<Inproc>(shared, r));
   return out;

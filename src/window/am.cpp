@@ -128,7 +128,7 @@ void Window::pollPause(unsigned attempt) {
 }
 
 std::uint64_t Window::readControl(int target, std::size_t byteOffset) {
-  Target& t = targets_[static_cast<std::size_t>(target)];
+  Target& t = describe(target);
   auto& ep = comm_.context().endpoint(comm_.worldRank(target));
   if (!t.ctlKey) t.ctlKey = ep.unpackRkey(t.ctlPackedKey);
   std::uint64_t v = 0;
@@ -200,7 +200,7 @@ void Window::amUpdate(int target, const std::byte* src, const void* compare, std
     msgs.back().dataBytes += len;
   }
 
-  Target& t = targets_[static_cast<std::size_t>(target)];
+  Target& t = describe(target);
   auto& ep = comm_.context().endpoint(comm_.worldRank(target));
   if (!t.ctlKey) t.ctlKey = ep.unpackRkey(t.ctlPackedKey);
   const std::uint64_t first =
@@ -327,7 +327,10 @@ void Window::amWait(int target) {
   if (target >= 0) {
     one(target);
   } else {
-    for (int r = 0; r < comm_.size() && amOutstanding_ > 0; ++r) one(r);
+    // Targets never touched have nothing outstanding (and no state to make now).
+    targets_.forEach([&](std::size_t r, const Target&) {
+      if (amOutstanding_ > 0) one(static_cast<int>(r));
+    });
   }
 }
 

@@ -21,6 +21,7 @@
 #include <string>
 #include <thread>
 
+#include "onesided/collectives.hpp"
 #include "onesided/comm.hpp"
 #include "onesided/context.hpp"
 #include "onesided/window.hpp"
@@ -52,7 +53,7 @@ void Window::checkRank(int target) const {
 
 std::uint64_t Window::control(int target, int word, int op, std::uint64_t operand,
                               std::uint64_t compare) {
-  Target& t = targets_[static_cast<std::size_t>(target)];
+  Target& t = describe(target);
   ++controlOps_;
   if (cpuAtomics_) {
     return transport::cpuAtomic<std::uint64_t>(static_cast<transport::AtomicOp>(op),
@@ -71,7 +72,7 @@ std::uint64_t Window::control(int target, int word, int op, std::uint64_t operan
 
 std::uint64_t Window::atomic64(int target, int op, std::uint64_t operand, std::uint64_t compare,
                                std::uint64_t raddr) {
-  Target& t = targets_[static_cast<std::size_t>(target)];
+  Target& t = describe(target);
   if (cpuAtomics_ && raddr % 8 == 0) {
     return transport::cpuAtomic<std::uint64_t>(static_cast<transport::AtomicOp>(op),
                                                t.direct + (raddr - t.base), operand, compare);
@@ -117,10 +118,9 @@ void Window::agreeOnCpuAtomics() {
     cpuAtomics_ = ok;
     return;
   }
-  const std::byte mine{static_cast<unsigned char>(ok ? 1 : 0)};
-  const auto all = comm_.allgather({&mine, 1});
-  cpuAtomics_ = std::all_of(all.begin(), all.end(),
-                            [](const auto& b) { return !b.empty() && b[0] == std::byte{1}; });
+  std::int64_t all = ok ? 1 : 0;
+  coll::allreduce(comm_, coll::inPlace(), &all, 1, &datatypeOf<std::int64_t>(), Op::kMin);
+  cpuAtomics_ = all == 1;
 }
 
 void Window::retryPause(unsigned attempt) {

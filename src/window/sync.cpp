@@ -19,8 +19,8 @@ struct InfoHeader {
 
 }  // namespace
 
-SyncRegion::SyncRegion(Context& ctx, std::vector<int> worldRanks, int me)
-    : ctx_(ctx), ranks_(std::move(worldRanks)), me_(me) {
+SyncRegion::SyncRegion(Context& ctx, const std::vector<int>& worldRanks, int me)
+    : ctx_(ctx), ranks_(&worldRanks), me_(me) {
   region_ = ctx_.transport().registerMemory(nullptr, kRounds * kSlotStride,
                                             transport::Placement::kAllocate,
                                             transport::Access::kRemoteWrite);
@@ -33,12 +33,13 @@ SyncRegion::~SyncRegion() {
   // outbox and use the peers' keys, so they complete before either goes away. Without this a
   // rank leaving MPI_Win_free first unmapped its outbox under a queued put (UCX over rc_verbs),
   // and the peer waited in that barrier forever.
-  for (std::size_t i = 0; i < peers_.size(); ++i) {
-    if (!peers_[i].resolved || peers_[i].direct != nullptr || static_cast<int>(i) == me_) continue;
+  for (const Peer& p : peers_) {
+    if (!p.resolved || p.direct != nullptr || p.member == me_) continue;
+    const int world = (*ranks_)[static_cast<std::size_t>(p.member)];
     try {
-      ctx_.endpoint(ranks_[i]).flush();
+      ctx_.endpoint(world).flush();
     } catch (const std::exception& e) {
-      log::core().warn("completing the last barrier's put to rank {}: {}", ranks_[i], e.what());
+      log::core().warn("completing the last barrier's put to rank {}: {}", world, e.what());
     }
   }
   // Keys belong to endpoints and go first; the region (and its memory) last.
@@ -80,25 +81,26 @@ void SyncRegion::connect(const std::vector<std::vector<std::byte>>& infos) {
   }
 }
 
-void SyncRegion::connectLazily(int n, std::function<std::vector<std::byte>(int)> info) {
-  peers_.resize(static_cast<std::size_t>(n));
+void SyncRegion::connectLazily(std::function<std::vector<std::byte>(int)> info) {
+  peers_.resize(kRounds);
   lazyInfo_ = std::move(info);
 }
 
-SyncRegion::Peer& SyncRegion::resolve(int member) {
-  Peer& p = peers_[static_cast<std::size_t>(member)];
+SyncRegion::Peer& SyncRegion::partner(int round, int member) {
+  Peer& p = peers_[static_cast<std::size_t>(lazyInfo_ ? round : member)];
   if (!p.resolved) {
+    p.member = member;
     if (lazyInfo_ && member != me_) parseRegionInfo(lazyInfo_(member), p.base, p.packedKey);
     if (member == me_) {
       p.direct = slot(0);
     } else {
-      auto& ep = ctx_.endpoint(ranks_[static_cast<std::size_t>(member)]);
+      auto& ep = ctx_.endpoint((*ranks_)[static_cast<std::size_t>(member)]);
       p.key = ep.unpackRkey(p.packedKey);
       p.direct = static_cast<std::uint64_t*>(p.key->directPointer(p.base));
     }
     p.resolved = true;
     SPDLOG_LOGGER_DEBUG(&log::core(), "sync peer {} (world {}): {}", member,
-                        ranks_[static_cast<std::size_t>(member)],
+                        (*ranks_)[static_cast<std::size_t>(member)],
                         p.direct != nullptr ? "direct" : "transport");
   }
   return p;
@@ -110,20 +112,20 @@ std::uint64_t* SyncRegion::slot(int round) const {
 }
 
 void SyncRegion::barrier() {
-  const int p = static_cast<int>(ranks_.size());
+  const int p = static_cast<int>(ranks_->size());
   if (p == 1) return;
   const std::uint64_t e = ++epoch_;
   std::uint64_t* out = outbox_[e & 1U];
   for (int k = 0, dist = 1; dist < p; ++k, dist <<= 1) {
     const int to = (me_ + dist) % p;
-    Peer& peer = resolve(to);
+    Peer& peer = partner(k, to);
     if (peer.direct != nullptr) {
       std::uint64_t* dst = peer.direct + static_cast<std::size_t>(k) * (kSlotStride / 8);
       std::atomic_ref<std::uint64_t>(*dst).store(e, std::memory_order_release);
     } else {
       out[k] = e;
       transport::Iov iov{&out[k], sizeof(std::uint64_t)};
-      auto& ep = ctx_.endpoint(ranks_[static_cast<std::size_t>(to)]);
+      auto& ep = ctx_.endpoint((*ranks_)[static_cast<std::size_t>(to)]);
       (void)ep.put({&iov, 1}, peer.base + static_cast<std::uint64_t>(k) * kSlotStride, *peer.key);
       ep.post();  // the peer waits for it: no batching
     }

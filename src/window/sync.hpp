@@ -35,8 +35,9 @@ class SyncRegion {
   static constexpr std::size_t kSlotStride = 64;
 
   /// Registers this rank's slots (transport-allocated, so on-node peers store into them
-  /// directly). `worldRanks[i]` is the world rank of member i; `me` is this rank's index.
-  SyncRegion(Context& ctx, std::vector<int> worldRanks, int me);
+  /// directly). `worldRanks[i]` is the world rank of member i (the communicator's list, which
+  /// must outlive this region); `me` is this rank's index.
+  SyncRegion(Context& ctx, const std::vector<int>& worldRanks, int me);
   ~SyncRegion();
   SyncRegion(const SyncRegion&) = delete;
   SyncRegion& operator=(const SyncRegion&) = delete;
@@ -46,8 +47,9 @@ class SyncRegion {
   /// Takes every member's localInfo (in member order). Keys are unpacked lazily, for the
   /// ceil(log2 p) peers this rank ever writes to.
   void connect(const std::vector<std::vector<std::byte>>& infos);
-  /// Like connect(), for `n` members whose infos are fetched on first use (a member's, once).
-  void connectLazily(int n, std::function<std::vector<std::byte>(int)> info);
+  /// Like connect(), for members whose infos are fetched on first use (a member's, once): this
+  /// rank then holds state for its ceil(log2 p) barrier partners only.
+  void connectLazily(std::function<std::vector<std::byte>(int)> info);
   /// Parses a localInfo blob off the front of `in` and returns the remaining bytes; used by
   /// creators that pack several things into one allgather.
   static std::size_t infoSize(const std::byte* in);
@@ -57,17 +59,20 @@ class SyncRegion {
 
  private:
   struct Peer {
+    int member = -1;  // set when resolved
     std::uint64_t base = 0;
     std::vector<std::byte> packedKey;
     std::unique_ptr<transport::RemoteKey> key;
     std::uint64_t* direct = nullptr;
     bool resolved = false;
   };
-  Peer& resolve(int member);
+  /// The member this rank writes to in dissemination round `round`, resolved (peers_ holds
+  /// every member after connect(), the partners by round after connectLazily()).
+  Peer& partner(int round, int member);
   std::uint64_t* slot(int round) const;
 
   Context& ctx_;
-  std::vector<int> ranks_;
+  const std::vector<int>* ranks_;
   int me_;
   std::unique_ptr<transport::MemoryRegion> region_;
   std::function<std::vector<std::byte>(int)> lazyInfo_;  // connectLazily()

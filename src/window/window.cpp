@@ -8,8 +8,10 @@
 #include <string>
 #include <string_view>
 
+#include "collectives/channel.hpp"
 #include "datatype/loop.hpp"
 #include "log.hpp"
+#include "onesided/collectives.hpp"
 #include "onesided/comm.hpp"
 #include "onesided/context.hpp"
 #include "onesided/errors.hpp"
@@ -147,8 +149,30 @@ bool packOrigin(std::size_t ocount, const Datatype& otype, std::size_t tcount,
 Window::Window(Comm& comm, Flavor flavor, int dispUnit)
     : comm_(comm), flavor_(flavor), dispUnit_(dispUnit) {}
 
+Window::Target& Window::TargetTable::make(std::size_t i) {
+  auto& page = pages_[i / kPage];
+  page = std::make_unique<std::array<Target, kPage>>();
+  return (*page)[i % kPage];
+}
+
+const Window::Target& Window::TargetTable::untouched() {
+  static const Target fresh;
+  return fresh;
+}
+
+void Window::TargetTable::resize(std::size_t n) {
+  n_ = n;
+  pages_.resize((n + kPage - 1) / kPage);
+}
+
+void Window::TargetTable::clear() noexcept {
+  pages_.clear();
+  n_ = 0;
+}
+
 Window::~Window() {
   detachInbox();
+  releaseSlot();
   // Keys belong to endpoints and are released first; then the sync region and our memory.
   targets_.clear();
   dyn_.reset();
@@ -221,13 +245,52 @@ std::unique_ptr<Window> Window::allocate(Comm& comm, std::int64_t size, int disp
   return w;
 }
 
+namespace {
+
+/// A descriptor as it sits in a board slot: this header, then the blob.
+struct SlotHeader {
+  std::uint64_t seq;       // the window's number on its communicator
+  std::uint64_t len;       // blob bytes
+  std::uint64_t checksum;  // of seq and the blob (FNV-1a)
+};
+
+std::uint64_t checksum(std::uint64_t seq, const std::byte* p, std::size_t n) {
+  std::uint64_t h = 1469598103934665603ULL ^ seq;
+  for (std::size_t i = 0; i < n; ++i) {
+    h ^= static_cast<std::uint64_t>(p[i]);
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+}  // namespace
+
+void Window::parseDescriptor(std::span<const std::byte> blob, Target& t,
+                             std::vector<std::byte>* syncInfo) {
+  InfoHeader h{};
+  std::memcpy(&h, blob.data(), sizeof h);
+  const auto key = blob.subspan(sizeof h, h.keyLen);
+  t.base = h.base;
+  t.size = h.size;
+  t.dispUnit = static_cast<int>(h.dispUnit);
+  t.packedKey.assign(key.begin(), key.end());
+  const auto rest = blob.subspan(sizeof h + h.keyLen);
+  std::uint64_t ctl[2] = {};
+  std::memcpy(ctl, rest.data(), sizeof ctl);
+  const auto ctlKey = rest.subspan(sizeof ctl, ctl[1]);
+  t.ctlBase = ctl[0];
+  t.ctlPackedKey.assign(ctlKey.begin(), ctlKey.end());
+  if (syncInfo != nullptr) {
+    const auto sync = rest.subspan(sizeof ctl + ctl[1]);
+    syncInfo->assign(sync.begin(), sync.end());
+  }
+}
+
 void Window::setUp(void* base, std::size_t size, int failClass, const std::string& failure) {
   base_ = base;
   size_ = size;
-  std::vector<int> members;
-  for (int i = 0; i < comm_.size(); ++i) members.push_back(comm_.worldRank(i));
   if (failClass == kSuccess) {
-    sync_ = std::make_unique<detail::SyncRegion>(comm_.context(), members, comm_.rank());
+    sync_ = std::make_unique<detail::SyncRegion>(comm_.context(), comm_.worldRanks(), comm_.rank());
     // The same choice on every rank (Context::accumulateByMessage); with it, the control region
     // carries the inbox of accumulates by active message.
     amMode_ = comm_.context().accumulateByMessage(comm_);
@@ -236,8 +299,9 @@ void Window::setUp(void* base, std::size_t size, int failClass, const std::strin
         nullptr, ctlBytes, transport::Placement::kAllocate, transport::Access::kRemoteAll);
     std::memset(control_->base(), 0, ctlBytes);
   }
-  // One allgather carries the window (base, size, disp_unit, key), the sync region, and
-  // whether this rank failed, so that every rank fails together instead of waiting.
+  // This rank's descriptor: the window (base, size, disp_unit, key), the control region and the
+  // sync region, and whether this rank failed (then its message instead of the regions), so
+  // that every rank fails together instead of waiting.
   std::vector<std::byte> key;
   std::vector<std::byte> sync;
   if (failClass == kSuccess) {
@@ -263,35 +327,149 @@ void Window::setUp(void* base, std::size_t size, int failClass, const std::strin
   std::copy(key.begin(), key.end(), blob.begin() + sizeof h);
   std::copy(sync.begin(), sync.end(),
             blob.begin() + static_cast<std::ptrdiff_t>(sizeof h + key.size()));
-  auto all = comm_.allgather(blob);
+  const auto p = static_cast<std::size_t>(comm_.size());
+  isDirty_.assign(p, false);
+  if (!publish(blob, failClass)) gather(blob, failClass, failure);
+  agreeOnCpuAtomics();
+  if (amMode_) {
+    amAwaitingAck_.assign(detail::kSlotCount, 0);
+    amRegistered_ = true;  // before add(): its lock publishes this to the progress thread
+    comm_.context().inboxes().add(this);
+  }
+  SPDLOG_LOGGER_DEBUG(&log::core(), "window {} bytes at {} (flavor {}), {} ranks ({})", size, base,
+                      static_cast<int>(flavor_), p, slot_ >= 0 ? "board" : "gathered");
+}
 
+bool Window::publish(const std::vector<std::byte>& blob, int failClass) {
+  // Create and allocate windows publish their descriptors on the communicator's board and agree
+  // on a constant-size summary (one allreduce): nothing at creation grows with the number of
+  // ranks, and a rank reads a target's descriptor when it first reaches it (describe()). Dynamic
+  // windows (their attach tables) and shared ones (one segment for all) gather.
+  if (flavor_ != Flavor::kCreate && flavor_ != Flavor::kAllocate) return false;
+  auto& ch = comm_.channel();
+  const std::uint64_t seq = ch.nextWindow();
+  const std::size_t slot = seq % detail::Channel::kBoardSlots;
+  std::byte* mine = sizeof(SlotHeader) + blob.size() <= detail::Channel::kBoardSlotBytes
+                        ? ch.claimSlot(slot)
+                        : nullptr;
+  if (mine != nullptr) {
+    slot_ = static_cast<int>(slot);
+    seq_ = seq;
+    const SlotHeader sh{seq, blob.size(), checksum(seq, blob.data(), blob.size())};
+    std::memcpy(mine, &sh, sizeof sh);
+    std::memcpy(mine + sizeof sh, blob.data(), blob.size());
+  }
+  // The summary, every entry combined by MAX (a minimum as the maximum of negations).
+  constexpr std::int64_t kNone = INT64_MIN;
+  const auto me = static_cast<std::int64_t>(comm_.rank());
+  const auto sz = static_cast<std::int64_t>(size_);
+  enum {
+    kFail,
+    kNoSlot,
+    kSeq,
+    kNegSeq,
+    kSize,
+    kNegSize,
+    kDisp,
+    kNegDisp,
+    kSameSize,
+    kSameDisp,
+    kCount
+  };
+  std::int64_t v[kCount] = {failClass,
+                            mine == nullptr ? 1 : 0,
+                            static_cast<std::int64_t>(seq),
+                            -static_cast<std::int64_t>(seq),
+                            sz,
+                            -sz,
+                            dispUnit_,
+                            -static_cast<std::int64_t>(dispUnit_),
+                            hints_.sameSize ? -me : kNone,
+                            hints_.sameDispUnit ? -me : kNone};
+  coll::allreduce(comm_, coll::inPlace(), v, kCount, &datatypeOf<std::int64_t>(), Op::kMax);
+  if (v[kFail] != kSuccess || v[kNoSlot] != 0 || v[kSeq] != -v[kNegSeq]) {
+    // A failure (reported with its message by the gather path), a slot still taken or a
+    // descriptor too large on some rank: every rank gathers instead.
+    releaseSlot();
+    return false;
+  }
+  // same_size / same_disp_unit: every rank sees the same summary, so every rank reaches the same
+  // verdict on a false promise (by any rank) and they all fail together.
+  if (v[kSameSize] != kNone && v[kSize] != -v[kNegSize]) {
+    throw Error(kErrInfoValue, "rank " + str(-v[kSameSize]) +
+                                   " passed info same_size=true, but the sizes differ (from " +
+                                   str(-v[kNegSize]) + " to " + str(v[kSize]) + " bytes)");
+  }
+  if (v[kSameDisp] != kNone && v[kDisp] != -v[kNegDisp]) {
+    throw Error(kErrInfoValue, "rank " + str(-v[kSameDisp]) +
+                                   " passed info same_disp_unit=true, but the disp_units differ "
+                                   "(from " +
+                                   str(-v[kNegDisp]) + " to " + str(v[kDisp]) + ")");
+  }
   const auto p = static_cast<std::size_t>(comm_.size());
   targets_.resize(p);
-  isDirty_.assign(p, false);
+  Target& own = targets_[static_cast<std::size_t>(comm_.rank())];
+  parseDescriptor(blob, own, nullptr);
+  own.described = true;
+  // The fence's dissemination barrier reads the sync region of its log2(p) partners only.
+  sync_->connectLazily([this](int member) {
+    std::vector<std::byte> info;
+    Target scratch;
+    parseDescriptor(readDescriptor(member), scratch, &info);
+    return info;
+  });
+  return true;
+}
+
+std::vector<std::byte> Window::readDescriptor(int member) {
+  std::vector<std::byte> buf(detail::Channel::kBoardSlotBytes);
+  comm_.channel().readSlot(member, static_cast<std::size_t>(slot_), buf.data(), buf.size());
+  SlotHeader sh{};
+  std::memcpy(&sh, buf.data(), sizeof sh);
+  if (sh.seq != seq_ || sh.len > buf.size() - sizeof sh ||
+      sh.checksum != checksum(sh.seq, buf.data() + sizeof sh, sh.len)) {
+    throw Error(kErrIntern, "the window descriptor of rank " + str(member) +
+                                " is not this window's (board slot " + str(slot_) +
+                                " holds window " + str(static_cast<std::int64_t>(sh.seq)) +
+                                ", expected " + str(static_cast<std::int64_t>(seq_)) + ")");
+  }
+  buf.erase(buf.begin(), buf.begin() + sizeof sh);
+  buf.resize(sh.len);
+  return buf;
+}
+
+void Window::describeSlow(int target) {
+  Target& t = targets_[static_cast<std::size_t>(target)];
+  parseDescriptor(readDescriptor(target), t, nullptr);
+  t.described = true;
+}
+
+void Window::releaseSlot() noexcept {
+  if (slot_ < 0) return;
+  comm_.channel().releaseSlot(static_cast<std::size_t>(slot_));
+  slot_ = -1;
+}
+
+void Window::gather(const std::vector<std::byte>& blob, int failClass, const std::string& failure) {
+  // Every rank's descriptor to every rank (O(p) per rank): dynamic and shared windows, and the
+  // rare creation that cannot use the board.
+  auto all = comm_.allgather(blob);
+  const auto p = static_cast<std::size_t>(comm_.size());
+  targets_.resize(p);
   std::vector<std::vector<std::byte>> syncInfos(p);
   for (std::size_t i = 0; i < p; ++i) {
     InfoHeader t{};
     std::memcpy(&t, all[i].data(), sizeof t);
-    auto keyBegin = all[i].begin() + sizeof t;
-    auto keyEnd = keyBegin + static_cast<std::ptrdiff_t>(t.keyLen);
     if (t.failClass != kSuccess) {
       if (failClass != kSuccess) throw Error(failClass, failure);
+      auto keyEnd = all[i].begin() + static_cast<std::ptrdiff_t>(sizeof t + t.keyLen);
       std::string theirs(reinterpret_cast<const char*>(&*keyEnd),
                          static_cast<std::size_t>(all[i].end() - keyEnd));
       throw Error(kErrOther, "rank " + std::to_string(i) + " failed: " + theirs);
     }
-    targets_[i].base = t.base;
-    targets_[i].size = t.size;
-    targets_[i].dispUnit = static_cast<int>(t.dispUnit);
-    targets_[i].packedKey.assign(keyBegin, keyEnd);
-    if (t.failClass == kSuccess && failClass == kSuccess) {
-      std::uint64_t ctl[2] = {};
-      std::memcpy(ctl, &*keyEnd, sizeof ctl);
-      auto ctlKeyBegin = keyEnd + sizeof ctl;
-      auto ctlKeyEnd = ctlKeyBegin + static_cast<std::ptrdiff_t>(ctl[1]);
-      targets_[i].ctlBase = ctl[0];
-      targets_[i].ctlPackedKey.assign(ctlKeyBegin, ctlKeyEnd);
-      syncInfos[i].assign(ctlKeyEnd, all[i].end());
+    if (failClass == kSuccess) {
+      parseDescriptor(all[i], targets_[i], &syncInfos[i]);
+      targets_[i].described = true;
     }
   }
   if (failClass != kSuccess) throw Error(failClass, failure);
@@ -317,18 +495,10 @@ void Window::setUp(void* base, std::size_t size, int failClass, const std::strin
     }
   }
   sync_->connect(syncInfos);
-  agreeOnCpuAtomics();
-  if (amMode_) {
-    amAwaitingAck_.assign(detail::kSlotCount, 0);
-    amRegistered_ = true;  // before add(): its lock publishes this to the progress thread
-    comm_.context().inboxes().add(this);
-  }
-  SPDLOG_LOGGER_DEBUG(&log::core(), "window {} bytes at {} (flavor {}), {} ranks", size, base,
-                      static_cast<int>(flavor_), p);
 }
 
 Window::Target& Window::resolve(int target) {
-  Target& t = targets_[static_cast<std::size_t>(target)];
+  Target& t = describe(target);
   if (!t.resolved) {
     if (target == comm_.rank()) {
       t.direct = static_cast<std::byte*>(base_);
@@ -431,7 +601,7 @@ std::uint64_t Window::check(const char* what, const void* origin, std::int64_t o
   }
   if (disp < 0) throw Error(kErrDisp, "target displacement " + str(disp) + " is negative");
   if (target == kProcNull) return 0;
-  const Target& t = targets_[static_cast<std::size_t>(target)];
+  const Target& t = describe(target);
   if (tcount == 0 || ttype.size() == 0) return 0;
   // The whole footprint of tcount elements, [disp * disp_unit + true_lb, disp * disp_unit +
   // true_ub of the last element), must lie in [0, size) of the target's window; computed
@@ -739,7 +909,7 @@ void Window::complete(int target) {
   if (target >= 0) {
     count(static_cast<std::size_t>(target));
   } else {
-    for (std::size_t i = 0; i < targets_.size(); ++i) count(i);
+    targets_.forEach([&](std::size_t i, const Target&) { count(i); });
   }
   if (target >= 0 && bounceUsed_ == 0) {
     if (isDirty_[static_cast<std::size_t>(target)]) {
@@ -881,6 +1051,7 @@ void Window::free() {
   // Nobody may still be reading or writing our memory when it goes away.
   sync_->barrier();
   detachInbox();
+  releaseSlot();  // after the barrier: nobody reads this window's descriptor any more
   freed_ = true;
   epoch_ = Epoch::kNone;
   allOpen_ = false;

@@ -35,10 +35,11 @@ inline bool transportAvailable(const std::string& name) {
 
 /// Runs fn(ctx) on n threads, each a rank with its own Context on `transportName`. A failed
 /// assertion or exception in one rank cancels the others' waits; the first exception is
-/// rethrown here after every thread has been joined.
-inline void spawn(int n, const std::string& transportName,
-                  const std::function<void(Context&)>& fn) {
-  auto boots = bootstrap::makeInprocGroup(n);
+/// rethrown here after every thread has been joined. ranksPerNode > 0: the ranks believe they
+/// sit on nodes of that many ranks (bootstrap::makeInprocGroup).
+inline void spawn(int n, const std::string& transportName, const std::function<void(Context&)>& fn,
+                  int ranksPerNode = 0) {
+  auto boots = bootstrap::makeInprocGroup(n, ranksPerNode);
   std::atomic<bool> cancel{false};
   std::mutex mu;
   std::exception_ptr first;

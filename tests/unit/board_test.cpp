@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Window creation without an O(p) exchange: create and allocate windows publish their
+// descriptors on the communicator's board, and a rank reads a target's descriptor when it first
+// reaches it. Ranks as threads, over every transport; "nodes" of one rank each, so windows span
+// nodes (on one node every rank describes every target to agree on CPU atomics).
+#include <mpi.h>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "rank_test.hpp"
+
+namespace onesided::test {
+namespace {
+
+using Param = std::tuple<std::string, int>;
+class Board : public ::testing::TestWithParam<Param> {};
+
+// A window spanning nodes knows only its own descriptor after creation, and after a fence
+// epoch with a put to its right neighbour only that one more: what a rank holds grows with the
+// targets it reaches, not with the size of the communicator.
+TEST_P(Board, DescriptorsAreReadOnFirstUse) {
+  auto [transport, n] = GetParam();
+  if (!transportAvailable(transport)) GTEST_SKIP() << transport << " not built";
+  spawn(
+      n, transport,
+      [&, n = n](Context& ctx) {
+        auto win = Window::allocate(ctx.world(), 4 * sizeof(std::int64_t), sizeof(std::int64_t));
+        EXPECT_TRUE(win->onBoard());
+        EXPECT_EQ(win->knownTargets(), 1U) << "descriptors read at creation";
+        auto* mine = static_cast<std::int64_t*>(win->base());
+        std::memset(mine, 0, 4 * sizeof(std::int64_t));
+        win->fence();
+        EXPECT_EQ(win->knownTargets(), 1U) << "the fence read window descriptors";
+        const int right = (ctx.rank() + 1) % n;
+        const std::int64_t v = 100 + ctx.rank();
+        win->put(std::span<const std::int64_t>(&v, 1), right, 1);
+        win->fence();
+        EXPECT_EQ(mine[1], 100 + (ctx.rank() + n - 1) % n);
+        EXPECT_EQ(win->knownTargets(), n == 1 ? 1U : 2U);
+        win->free();
+      },
+      1);
+}
+
+// Slots are reused: more windows one after another than the board has slots, and more live at
+// once than it has (those beyond it gather their descriptors instead); every one works.
+TEST_P(Board, ManyWindowsLiveAndInTurn) {
+  auto [transport, n] = GetParam();
+  if (!transportAvailable(transport)) GTEST_SKIP() << transport << " not built";
+  constexpr int kLive = 70;  // more than detail::Channel::kBoardSlots (64)
+  spawn(
+      n, transport,
+      [&, n = n](Context& ctx) {
+        const int left = (ctx.rank() + n - 1) % n;
+        const int right = (ctx.rank() + 1) % n;
+        auto check = [&](Window& w, std::int64_t tag) {
+          const std::int64_t v = tag * 1000 + ctx.rank();
+          w.lockAll();
+          w.put(std::span<const std::int64_t>(&v, 1), right, 0);
+          w.unlockAll();
+          ctx.world().barrier();
+          EXPECT_EQ(*static_cast<std::int64_t*>(w.base()), tag * 1000 + left) << "window " << tag;
+        };
+        for (int i = 0; i < kLive; ++i) {  // in turn: each slot used again and again
+          auto w = Window::allocate(ctx.world(), sizeof(std::int64_t), sizeof(std::int64_t));
+          EXPECT_TRUE(w->onBoard()) << "window " << i;
+          check(*w, i);
+          w->free();
+        }
+        std::vector<std::unique_ptr<Window>> live;
+        int gathered = 0;
+        for (int i = 0; i < kLive; ++i) {
+          live.push_back(Window::allocate(ctx.world(), sizeof(std::int64_t), sizeof(std::int64_t)));
+          if (!live.back()->onBoard()) ++gathered;
+        }
+        EXPECT_EQ(gathered, kLive - 64) << "windows beyond the board's slots";
+        for (int i = 0; i < kLive; ++i) check(*live[static_cast<std::size_t>(i)], i);
+        for (auto& w : live) w->free();
+      },
+      1);
+}
+
+// Create windows of different sizes (one rank exposes nothing) on a sub-communicator: bounds
+// are checked against each target's own size, read from its descriptor.
+TEST_P(Board, CreateWindowsOfDifferentSizesOnASplit) {
+  auto [transport, n] = GetParam();
+  if (!transportAvailable(transport)) GTEST_SKIP() << transport << " not built";
+  spawn(
+      n, transport,
+      [&](Context& ctx) {
+        auto half = ctx.world().split(ctx.rank() % 2, 0);
+        const int p = half->size();
+        const int me = half->rank();
+        std::vector<std::int32_t> mem(static_cast<std::size_t>(me), -1);  // rank 0: none
+        auto win = Window::create(*half, mem.data(), static_cast<std::int64_t>(mem.size() * 4), 4);
+        EXPECT_TRUE(win->onBoard());
+        win->fence();
+        const std::int32_t v = me;
+        for (int t = 1; t < p; ++t) {
+          win->put(std::span<const std::int32_t>(&v, 1), t, me % t);
+        }
+        // One element past a target's end fails at the origin, however large the others are.
+        if (p > 1) {
+          const int last = p - 1;
+          expectError(kErrRmaRange,
+                      [&] { win->put(std::span<const std::int32_t>(&v, 1), last, last); });
+        }
+        win->fence();
+        // Itself and ranks 1 .. p-1 (rank 0, which exposes nothing, is never reached).
+        EXPECT_EQ(win->knownTargets(), static_cast<std::size_t>(me == 0 ? p : p - 1));
+        win->free();
+        half->free();
+      },
+      1);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Board,
+                         ::testing::Combine(::testing::ValuesIn(transports()),
+                                            ::testing::Values(1, 2, 3, 5)),
+                         [](const auto& p) {
+                           return paramName(std::get<0>(p.param)) + "_" +
+                                  std::to_string(std::get<1>(p.param)) + "ranks";
+                         });
+
+}  // namespace
+}  // namespace onesided::test
