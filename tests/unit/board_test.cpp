@@ -98,9 +98,9 @@ TEST_P(Board, CreateWindowsOfDifferentSizesOnASplit) {
         EXPECT_TRUE(win->onBoard());
         win->fence();
         const std::int32_t v = me;
-        for (int t = 1; t < p; ++t) {
-          win->put(std::span<const std::int32_t>(&v, 1), t, me % t);
-        }
+        // Rank t exposes t elements: ranks below it each write their own one (concurrent puts
+        // to one location in an epoch would be erroneous).
+        for (int t = me + 1; t < p; ++t) win->put(std::span<const std::int32_t>(&v, 1), t, me);
         // One element past a target's end fails at the origin, however large the others are.
         if (p > 1) {
           const int last = p - 1;
@@ -108,8 +108,10 @@ TEST_P(Board, CreateWindowsOfDifferentSizesOnASplit) {
                       [&] { win->put(std::span<const std::int32_t>(&v, 1), last, last); });
         }
         win->fence();
-        // Itself and ranks 1 .. p-1 (rank 0, which exposes nothing, is never reached).
-        EXPECT_EQ(win->knownTargets(), static_cast<std::size_t>(me == 0 ? p : p - 1));
+        for (int r = 0; r < me; ++r) EXPECT_EQ(mem[static_cast<std::size_t>(r)], r);
+        // Itself and the ranks above it (the last one also by the refused put).
+        const int known = p - me;
+        EXPECT_EQ(win->knownTargets(), static_cast<std::size_t>(known));
         win->free();
         half->free();
       },
