@@ -303,22 +303,23 @@ class Window {
     /// fn(index, target) for every target whose page exists (the others were never touched).
     template <class F>
     void forEach(F&& fn) {
-      for (std::size_t p = 0; p < pages_.size(); ++p) {
-        if (!pages_[p]) continue;
-        for (std::size_t j = 0; j < kPage && p * kPage + j < n_; ++j)
-          fn(p * kPage + j, (*pages_[p])[j]);
-      }
+      each(*this, fn);
     }
     template <class F>
     void forEach(F&& fn) const {
-      for (std::size_t p = 0; p < pages_.size(); ++p) {
-        if (!pages_[p]) continue;
-        for (std::size_t j = 0; j < kPage && p * kPage + j < n_; ++j)
-          fn(p * kPage + j, (*pages_[p])[j]);
-      }
+      each(*this, fn);
     }
 
    private:
+    template <class Self, class F>
+    static void each(Self& self, F& fn) {
+      for (std::size_t p = 0; p < self.pages_.size(); ++p) {
+        if (!self.pages_[p]) continue;
+        for (std::size_t j = 0; j < kPage && p * kPage + j < self.n_; ++j) {
+          fn(p * kPage + j, (*self.pages_[p])[j]);
+        }
+      }
+    }
     Target& make(std::size_t i);
     static const Target& untouched();
     std::vector<std::unique_ptr<std::array<Target, kPage>>> pages_;
@@ -397,6 +398,10 @@ class Window {
   /// board and agrees on a constant-size summary; false: every rank gather()s instead.
   bool publish(const std::vector<std::byte>& blob, int failClass);
   void gather(const std::vector<std::byte>& blob, int failClass, const std::string& failure);
+  /// Fails the creation (on every rank alike) when the lowest rank that promised same_size
+  /// (same_disp_unit), -1 for none, sees sizes (disp_units) from min to max that differ.
+  static void checkPromises(std::int64_t sizeRank, std::int64_t minSize, std::int64_t maxSize,
+                            std::int64_t dispRank, std::int64_t minDisp, std::int64_t maxDisp);
   /// Fills t from a descriptor (the window, control and sync regions), the sync region's part
   /// into syncInfo.
   static void parseDescriptor(std::span<const std::byte> blob, Target& t,

@@ -175,14 +175,12 @@ bool Window::fastLocked(const void* origin, void* result, std::int64_t count, co
       detail::controlWord(targets_[static_cast<std::size_t>(target)].ctlDirect, kAccLockWord);
   const std::uint64_t me = static_cast<std::uint64_t>(comm_.rank()) + 1;
   std::uint64_t expected = 0;
-  ++controlOps_;
   if (!word.compare_exchange_strong(expected, me)) {
-    --controlOps_;  // counted again by underAccLock
-    underAccLock(target, body);
+    underAccLock(target, body);  // which counts its own attempts
     return true;
   }
+  controlOps_ += 2;  // the lock and its release
   body();
-  ++controlOps_;
   word.store(0);
   return true;
 }

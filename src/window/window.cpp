@@ -393,19 +393,8 @@ bool Window::publish(const std::vector<std::byte>& blob, int failClass) {
     releaseSlot();
     return false;
   }
-  // same_size / same_disp_unit: every rank sees the same summary, so every rank reaches the same
-  // verdict on a false promise (by any rank) and they all fail together.
-  if (v[kSameSize] != kNone && v[kSize] != -v[kNegSize]) {
-    throw Error(kErrInfoValue, "rank " + str(-v[kSameSize]) +
-                                   " passed info same_size=true, but the sizes differ (from " +
-                                   str(-v[kNegSize]) + " to " + str(v[kSize]) + " bytes)");
-  }
-  if (v[kSameDisp] != kNone && v[kDisp] != -v[kNegDisp]) {
-    throw Error(kErrInfoValue, "rank " + str(-v[kSameDisp]) +
-                                   " passed info same_disp_unit=true, but the disp_units differ "
-                                   "(from " +
-                                   str(-v[kNegDisp]) + " to " + str(v[kDisp]) + ")");
-  }
+  checkPromises(v[kSameSize] == kNone ? -1 : -v[kSameSize], -v[kNegSize], v[kSize],
+                v[kSameDisp] == kNone ? -1 : -v[kSameDisp], -v[kNegDisp], v[kDisp]);
   const auto p = static_cast<std::size_t>(comm_.size());
   targets_.resize(p);
   Target& own = targets_[static_cast<std::size_t>(comm_.rank())];
@@ -450,6 +439,23 @@ void Window::releaseSlot() noexcept {
   slot_ = -1;
 }
 
+void Window::checkPromises(std::int64_t sizeRank, std::int64_t minSize, std::int64_t maxSize,
+                           std::int64_t dispRank, std::int64_t minDisp, std::int64_t maxDisp) {
+  // same_size / same_disp_unit: every rank sees the same summary, so every rank reaches the same
+  // verdict on a false promise (by any rank) and they all fail together.
+  if (sizeRank >= 0 && minSize != maxSize) {
+    throw Error(kErrInfoValue, "rank " + str(sizeRank) +
+                                   " passed info same_size=true, but the sizes differ (from " +
+                                   str(minSize) + " to " + str(maxSize) + " bytes)");
+  }
+  if (dispRank >= 0 && minDisp != maxDisp) {
+    throw Error(kErrInfoValue, "rank " + str(dispRank) +
+                                   " passed info same_disp_unit=true, but the disp_units differ "
+                                   "(from " +
+                                   str(minDisp) + " to " + str(maxDisp) + ")");
+  }
+}
+
 void Window::gather(const std::vector<std::byte>& blob, int failClass, const std::string& failure) {
   // Every rank's descriptor to every rank (O(p) per rank): dynamic and shared windows, and the
   // rare creation that cannot use the board.
@@ -473,27 +479,24 @@ void Window::gather(const std::vector<std::byte>& blob, int failClass, const std
     }
   }
   if (failClass != kSuccess) throw Error(failClass, failure);
-  // same_size / same_disp_unit: every rank sees the same gathered headers, so every rank reaches
-  // the same verdict on a false promise (by any rank) and they all fail together.
-  for (std::size_t i = 0; i < p; ++i) {
+  // The same summary publish() agrees on, from the gathered headers.
+  std::int64_t sizeRank = -1;
+  std::int64_t dispRank = -1;
+  std::int64_t minSize = INT64_MAX;
+  std::int64_t maxSize = 0;
+  std::int64_t minDisp = INT64_MAX;
+  std::int64_t maxDisp = 0;
+  for (std::size_t i = p; i-- > 0;) {  // downwards: the lowest promising rank is kept
     InfoHeader t{};
     std::memcpy(&t, all[i].data(), sizeof t);
-    for (std::size_t j = 0; j < p; ++j) {
-      if ((t.hintBits & kHintSameSize) != 0 && targets_[j].size != targets_[0].size) {
-        throw Error(kErrInfoValue,
-                    "rank " + std::to_string(i) + " passed info same_size=true, but rank " +
-                        std::to_string(j) + " has " + std::to_string(targets_[j].size) +
-                        " bytes and rank 0 " + std::to_string(targets_[0].size));
-      }
-      if ((t.hintBits & kHintSameDispUnit) != 0 && targets_[j].dispUnit != targets_[0].dispUnit) {
-        throw Error(kErrInfoValue, "rank " + std::to_string(i) +
-                                       " passed info same_disp_unit=true, but rank " +
-                                       std::to_string(j) + " has disp_unit " +
-                                       std::to_string(targets_[j].dispUnit) + " and rank 0 " +
-                                       std::to_string(targets_[0].dispUnit));
-      }
-    }
+    if ((t.hintBits & kHintSameSize) != 0) sizeRank = static_cast<std::int64_t>(i);
+    if ((t.hintBits & kHintSameDispUnit) != 0) dispRank = static_cast<std::int64_t>(i);
+    minSize = std::min(minSize, static_cast<std::int64_t>(t.size));
+    maxSize = std::max(maxSize, static_cast<std::int64_t>(t.size));
+    minDisp = std::min(minDisp, t.dispUnit);
+    maxDisp = std::max(maxDisp, t.dispUnit);
   }
+  checkPromises(sizeRank, minSize, maxSize, dispRank, minDisp, maxDisp);
   sync_->connect(syncInfos);
 }
 

@@ -118,6 +118,35 @@ TEST_P(Board, CreateWindowsOfDifferentSizesOnASplit) {
       1);
 }
 
+// A false same_size / same_disp_unit promise fails the creation on every rank, whichever way the
+// descriptors travel: on the board (allocate) or gathered (allocate_shared).
+TEST_P(Board, FalsePromisesFailEveryRankOnBothPaths) {
+  auto [transport, n] = GetParam();
+  if (!transportAvailable(transport)) GTEST_SKIP() << transport << " not built";
+  if (n < 2) GTEST_SKIP() << "needs two sizes";
+  spawn(n, transport, [&](Context& ctx) {
+    WindowHints sameSize;
+    sameSize.sameSize = ctx.rank() == 1;  // one rank promises
+    WindowHints sameDisp;
+    sameDisp.sameDispUnit = true;
+    const std::int64_t size = 8 * (ctx.rank() + 1);
+    const int disp = ctx.rank() == 0 ? 4 : 8;
+    expectError(kErrInfoValue, [&] { Window::allocate(ctx.world(), size, 8, nullptr, sameSize); });
+    expectError(kErrInfoValue,
+                [&] { Window::allocateShared(ctx.world(), size, 8, nullptr, sameSize); });
+    expectError(kErrInfoValue, [&] { Window::allocate(ctx.world(), 8, disp, nullptr, sameDisp); });
+    expectError(kErrInfoValue,
+                [&] { Window::allocateShared(ctx.world(), 8, disp, nullptr, sameDisp); });
+    // Kept promises: both work.
+    auto a = Window::allocate(ctx.world(), 8, 8, nullptr, sameSize);
+    auto b = Window::allocateShared(ctx.world(), 8, 8, nullptr, sameSize);
+    EXPECT_TRUE(a->onBoard());
+    EXPECT_FALSE(b->onBoard());
+    a->free();
+    b->free();
+  });
+}
+
 INSTANTIATE_TEST_SUITE_P(All, Board,
                          ::testing::Combine(::testing::ValuesIn(transports()),
                                             ::testing::Values(1, 2, 3, 5)),
