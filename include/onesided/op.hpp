@@ -2,7 +2,9 @@
 // The predefined reduction operations (MPI_Op handle values of <mpi.h>) and what they accept.
 #pragma once
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
 
 namespace onesided {
 
@@ -28,11 +30,22 @@ constexpr int kNumOps = 15;  // handles 1 .. 14; 0 is MPI_OP_NULL
 const char* opName(int op) noexcept;
 /// Whether `op` applies to elements of the predefined type `kind` (MPI-3.1 §5.9.2; REPLACE and
 /// NO_OP take every type, as accumulate allows).
-bool opAccepts(Op op, int kind) noexcept;
+/// Inline, from a table: every accumulate asks.
+extern const std::array<std::uint64_t, kNumOps> kOpKinds;  // bit k of [op]: op takes kind k
+inline bool opAccepts(Op op, int kind) noexcept {
+  const auto o = static_cast<unsigned>(op);
+  return o < static_cast<unsigned>(kNumOps) && kind > 0 && kind < 64 &&
+         ((kOpKinds[o] >> static_cast<unsigned>(kind)) & 1U) != 0;
+}
 /// Whether MPI_Compare_and_swap takes `kind` (C / multi-language integer, logical, byte).
 bool casAccepts(int kind) noexcept;
-/// Whether `kind` is an integer type of exactly 8 bytes (the NIC's atomics).
-bool isInt64(int kind) noexcept;
+/// Bit k set: the predefined kind k is an integer type of exactly 8 bytes (kinds are below 64).
+extern const std::uint64_t kInt64Kinds;
+/// Whether `kind` is an integer type of exactly 8 bytes (the NIC's atomics). Inline: every
+/// 8-byte fetch-and-op and compare-and-swap asks.
+inline bool isInt64(int kind) noexcept {
+  return kind > 0 && kind < 64 && ((kInt64Kinds >> static_cast<unsigned>(kind)) & 1U) != 0;
+}
 /// dst[i] = dst[i] op src[i] for `n` packed elements of the predefined type `kind` (pair types
 /// packed as value then int, no padding). REPLACE copies; NO_OP leaves dst alone.
 void applyOp(Op op, int kind, std::byte* dst, const std::byte* src, std::size_t n) noexcept;

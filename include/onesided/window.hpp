@@ -156,8 +156,12 @@ class Window {
   /// MPI_Win_lock: an access epoch at `target`. Exclusive locks exclude every other lock on that
   /// target and MPI_Win_lock_all anywhere; shared locks exclude exclusive ones. `assertion`:
   /// 0 or kModeNocheck (no other process will lock this target meanwhile: nothing is sent).
-  void lock(LockType type, int target, int assertion = 0);
-  void unlock(int target);
+  void lock(LockType type, int target, int assertion = 0) {
+    if (!fastLock(type, target, assertion)) lockSlow(type, target, assertion);
+  }
+  void unlock(int target) {
+    if (!fastUnlock(target)) unlockSlow(target);
+  }
   /// MPI_Win_lock_all: a shared lock on every rank, in O(1) network operations (one fetch-add on
   /// a counter at rank 0 that exclusive lockers consult), not one per rank.
   void lockAll(int assertion = 0);
@@ -176,7 +180,9 @@ class Window {
   }
   /// MPI_Win_flush(_local)(_all): operations issued to `target` (every target) are complete at
   /// origin and target. Local completion is not cheaper here, so _local is the same.
-  void flush(int target);
+  void flush(int target) {
+    if (!fastFlush(target)) flushSlow(target);
+  }
   void flushAll();
   /// MPI_Win_sync: the window is unified (one copy), so a memory barrier.
   void sync();
@@ -364,14 +370,31 @@ class Window {
   bool fastDirect(void* origin, std::int64_t ocount, const Datatype& otype, int target,
                   std::int64_t disp, std::int64_t tcount, const Datatype& ttype);
   /// MPI_Fetch_and_op / MPI_Compare_and_swap's fast case (one 8-byte integer, a CPU-atomic
-  /// window, an open target, a word inside its window); false: take atomicUpdate().
-  bool fastAtomic(const void* origin, const void* compare, void* result, const Datatype& type,
-                  int target, std::int64_t disp, Op op);
+  /// window, an open target, a word inside its window); false: take atomicUpdate(). Inlined
+  /// into both (accumulate.cpp).
+  [[gnu::always_inline]] inline bool fastAtomic(const void* origin, const void* compare,
+                                                void* result, const Datatype& type, int target,
+                                                std::int64_t disp, Op op);
   /// The local address of `count` elements of `size` bytes at `disp` of `target` (in the group),
   /// with their byte count in `bytes`, when the target is open, its whole window is on the load
   /// / store path and the elements lie inside it; null otherwise (the fast paths' common test).
+  /// Inline: every fast path starts here.
   std::byte* directFootprint(int target, std::int64_t disp, std::int64_t count, std::size_t size,
-                             std::int64_t& bytes);
+                             std::int64_t& bytes) {
+    Target& t = targets_[static_cast<std::size_t>(target)];
+    if (!isOpen(t) || !t.resolved || t.directLo != 0 || t.directHi != t.size || t.size == 0 ||
+        t.direct == nullptr) {
+      return nullptr;
+    }
+    std::int64_t offset = 0;
+    std::int64_t end = 0;
+    if (__builtin_mul_overflow(disp, static_cast<std::int64_t>(t.dispUnit), &offset) ||
+        __builtin_mul_overflow(count, static_cast<std::int64_t>(size), &bytes) ||
+        __builtin_add_overflow(offset, bytes, &end) || static_cast<std::uint64_t>(end) > t.size) {
+      return nullptr;
+    }
+    return t.direct + offset;
+  }
   /// Runs fn holding `target`'s accumulate lock (a compare-and-swap on its control word, retried
   /// with retryPause), released also when fn throws.
   template <class F>
@@ -441,6 +464,16 @@ class Window {
   [[gnu::noinline]] void lockSlow(LockType type, int target, int assertion);
   [[gnu::noinline]] void unlockSlow(int target);
   [[gnu::noinline]] void flushSlow(int target);
+  /// fetchAndOp() and compareAndSwap() past their CPU-atomic case (out of line, so the fast
+  /// case needs no stack frame).
+  [[gnu::noinline]] void fetchAndOpSlow(const void* origin, void* result, const Datatype& type,
+                                        int target, std::int64_t disp, Op op);
+  /// accumulate() past its fast case: the checks, in order, and atomicUpdate().
+  [[gnu::noinline]] void accumulateSlow(const void* origin, std::int64_t ocount,
+                                        const Datatype& otype, int target, std::int64_t disp,
+                                        std::int64_t tcount, const Datatype& ttype, Op op);
+  [[gnu::noinline]] void compareAndSwapSlow(const void* origin, const void* compare, void* result,
+                                            const Datatype& type, int target, std::int64_t disp);
   /// The exclusive lock's second step: compare-and-swap `target`'s lock word until it is taken.
   void takeExclusive(int target);
   void acquire(LockType type, int target);

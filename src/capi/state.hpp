@@ -161,8 +161,13 @@ inline const Datatype& datatype(MPI_Datatype type) {
   return *derivedEntry(type);
 }
 void requireArg(const void* p, const char* what);
+[[noreturn]] void throwBadOp(MPI_Op o);
 /// An RMA operation handle (MPI_MAX .. MPI_NO_OP); MPI_ERR_OP naming a bad one.
-Op op(MPI_Op o);
+inline Op op(MPI_Op o) {
+  if (o <= 0 || o >= kNumOps) [[unlikely]]
+    throwBadOp(o);
+  return static_cast<Op>(o);
+}
 /// MPI_Get_accumulate's origin type: with MPI_NO_OP the origin arguments are ignored, whatever
 /// they are (MPI-3.1 §11.3.4), so the target's type stands in for it.
 inline const Datatype& accOriginType(Op o, MPI_Datatype origin, MPI_Datatype target) {

@@ -75,12 +75,18 @@ bool singleAtomic(Op op, bool compare, transport::AtomicOp& a) {
 
 void Window::accumulate(const void* origin, std::int64_t ocount, const Datatype& otype, int target,
                         std::int64_t disp, std::int64_t tcount, const Datatype& ttype, Op op) {
-  if (op == Op::kNoOp) {
-    throw Error(kErrOp, "MPI_NO_OP is for MPI_Get_accumulate and MPI_Fetch_and_op only");
-  }
-  if (&otype == &ttype && ocount == tcount &&
+  if (op != Op::kNoOp && &otype == &ttype && ocount == tcount &&
       fastLocked(origin, nullptr, ocount, ttype, target, disp, op)) {
     return;
+  }
+  accumulateSlow(origin, ocount, otype, target, disp, tcount, ttype, op);
+}
+
+void Window::accumulateSlow(const void* origin, std::int64_t ocount, const Datatype& otype,
+                            int target, std::int64_t disp, std::int64_t tcount,
+                            const Datatype& ttype, Op op) {
+  if (op == Op::kNoOp) {
+    throw Error(kErrOp, "MPI_NO_OP is for MPI_Get_accumulate and MPI_Fetch_and_op only");
   }
   atomicUpdate("accumulate", origin, ocount, otype, nullptr, 0, otype, target, disp, tcount, ttype,
                op, nullptr);
@@ -188,6 +194,11 @@ bool Window::fastLocked(const void* origin, void* result, std::int64_t count, co
 void Window::fetchAndOp(const void* origin, void* result, const Datatype& type, int target,
                         std::int64_t disp, Op op) {
   if (fastAtomic(origin, nullptr, result, type, target, disp, op)) return;
+  fetchAndOpSlow(origin, result, type, target, disp, op);
+}
+
+void Window::fetchAndOpSlow(const void* origin, void* result, const Datatype& type, int target,
+                            std::int64_t disp, Op op) {
   if (result != nullptr && fastLocked(origin, result, 1, type, target, disp, op)) return;
   atomicUpdate("fetch_and_op", origin, 1, type, result, 1, type, target, disp, 1, type, op,
                nullptr);
@@ -195,12 +206,20 @@ void Window::fetchAndOp(const void* origin, void* result, const Datatype& type, 
 
 void Window::compareAndSwap(const void* origin, const void* compare, void* result,
                             const Datatype& type, int target, std::int64_t disp) {
+  // fastAtomic takes only 8-byte integers, which compare-and-swap accepts.
+  if (compare != nullptr && fastAtomic(origin, compare, result, type, target, disp, Op::kReplace)) {
+    return;
+  }
+  compareAndSwapSlow(origin, compare, result, type, target, disp);
+}
+
+void Window::compareAndSwapSlow(const void* origin, const void* compare, void* result,
+                                const Datatype& type, int target, std::int64_t disp) {
   if (!casAccepts(elementKind(type)) || Datatype::predefined(type.id()) != &type) {
     throw Error(kErrType, "compare_and_swap on " + type.name() +
                               ": it takes one predefined integer, logical or byte element");
   }
   if (compare == nullptr) throw Error(kErrBuffer, "compare buffer is NULL");
-  if (fastAtomic(origin, compare, result, type, target, disp, Op::kReplace)) return;
   atomicUpdate("compare_and_swap", origin, 1, type, result, 1, type, target, disp, 1, type,
                Op::kReplace, compare);
 }

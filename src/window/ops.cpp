@@ -10,6 +10,8 @@
 #include "onesided/op.hpp"
 
 namespace onesided {
+// isInt64 and opAccepts keep one bit per predefined kind in a 64-bit word.
+static_assert(MPI_UB < 64 && MPI_LB < 64 && MPI_LONG_DOUBLE_INT < 64);
 namespace {
 
 enum class Group { kNone, kInteger, kFloat, kLogical, kComplex, kByte, kPair, kChar };
@@ -174,7 +176,8 @@ const char* opName(int op) noexcept {
   return op > 0 && op < kNumOps ? kNames[op] : "MPI_OP_NULL";
 }
 
-bool opAccepts(Op op, int kind) noexcept {
+namespace {
+bool acceptsByGroup(Op op, int kind) noexcept {
   const Group g = groupOf(kind);
   if (g == Group::kNone) return false;
   switch (op) {
@@ -202,14 +205,37 @@ bool opAccepts(Op op, int kind) noexcept {
   return false;
 }
 
+std::array<std::uint64_t, kNumOps> opKinds() noexcept {
+  std::array<std::uint64_t, kNumOps> table{};
+  for (int op = 1; op < kNumOps; ++op) {
+    for (int kind = 1; kind < 64; ++kind) {
+      if (acceptsByGroup(static_cast<Op>(op), kind)) {
+        table[static_cast<std::size_t>(op)] |= std::uint64_t{1} << kind;
+      }
+    }
+  }
+  return table;
+}
+}  // namespace
+
+const std::array<std::uint64_t, kNumOps> kOpKinds = opKinds();
+
 bool casAccepts(int kind) noexcept {
   const Group g = groupOf(kind);
   return g == Group::kInteger || g == Group::kLogical || g == Group::kByte;
 }
 
-bool isInt64(int kind) noexcept {
-  return groupOf(kind) == Group::kInteger && packedSize(kind) == 8;
+namespace {
+std::uint64_t int64Kinds() noexcept {
+  std::uint64_t mask = 0;
+  for (int kind = 1; kind < 64; ++kind) {
+    if (groupOf(kind) == Group::kInteger && packedSize(kind) == 8) mask |= std::uint64_t{1} << kind;
+  }
+  return mask;
 }
+}  // namespace
+
+const std::uint64_t kInt64Kinds = int64Kinds();
 
 std::size_t packedSize(int kind) noexcept {
   switch (kind) {

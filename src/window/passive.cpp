@@ -243,8 +243,8 @@ bool Window::fastUnlock(int target) {
   Target& t = targets_[i];
   // Nothing for complete() to do but order this rank's stores: no transfer to flush, no packed
   // get to unpack, no accumulate by message to wait for.
-  if ((t.lock != kLockShared && t.lock != kLockExclusive) || isDirty_[i] || bounceUsed_ != 0 ||
-      t.amPending) {
+  if ((t.lock != kLockShared && t.lock != kLockExclusive) || (!dirty_.empty() && isDirty_[i]) ||
+      bounceUsed_ != 0 || t.amPending) {
     return false;
   }
   // The release below is a sequentially consistent read-modify-write of the lock word (a full
@@ -273,8 +273,8 @@ bool Window::fastFlush(int target) {
   }
   const auto i = static_cast<std::size_t>(target);
   const Target& t = targets_[i];
-  if ((lockAll_ == kLockNone && t.lock == kLockNone) || isDirty_[i] || bounceUsed_ != 0 ||
-      t.amPending) {
+  if ((lockAll_ == kLockNone && t.lock == kLockNone) || (!dirty_.empty() && isDirty_[i]) ||
+      bounceUsed_ != 0 || t.amPending) {
     return false;
   }
   // complete(target) with nothing issued but loads and stores: order them.
@@ -294,11 +294,6 @@ void Window::release(std::uint8_t lock, int target) {
   } else {
     control(target, kLockWord, static_cast<int>(AtomicOp::kFetchAdd), kMinusOne);
   }
-}
-
-void Window::lock(LockType type, int target, int assertion) {
-  if (fastLock(type, target, assertion)) return;
-  lockSlow(type, target, assertion);
 }
 
 void Window::lockSlow(LockType type, int target, int assertion) {
@@ -325,11 +320,6 @@ void Window::lockSlow(LockType type, int target, int assertion) {
   epoch_ = Epoch::kPassive;
   allOpen_ = false;
   ++epochs_;
-}
-
-void Window::unlock(int target) {
-  if (fastUnlock(target)) return;
-  unlockSlow(target);
 }
 
 void Window::unlockSlow(int target) {
@@ -395,11 +385,6 @@ void Window::unlockAll() {
   if (!nocheck) {
     control(0, kMasterWord, static_cast<int>(transport::AtomicOp::kFetchAdd), kMinusOne);
   }
-}
-
-void Window::flush(int target) {
-  if (fastFlush(target)) return;
-  flushSlow(target);
 }
 
 void Window::flushSlow(int target) {

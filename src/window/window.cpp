@@ -967,23 +967,6 @@ bool Window::fastDirect(void* origin, std::int64_t ocount, const Datatype& otype
   return true;
 }
 
-std::byte* Window::directFootprint(int target, std::int64_t disp, std::int64_t count,
-                                   std::size_t size, std::int64_t& bytes) {
-  Target& t = targets_[static_cast<std::size_t>(target)];
-  if (!isOpen(t) || !t.resolved || t.directLo != 0 || t.directHi != t.size || t.size == 0 ||
-      t.direct == nullptr) {
-    return nullptr;
-  }
-  std::int64_t offset = 0;
-  std::int64_t end = 0;
-  if (__builtin_mul_overflow(disp, static_cast<std::int64_t>(t.dispUnit), &offset) ||
-      __builtin_mul_overflow(count, static_cast<std::int64_t>(size), &bytes) ||
-      __builtin_add_overflow(offset, bytes, &end) || static_cast<std::uint64_t>(end) > t.size) {
-    return nullptr;
-  }
-  return t.direct + offset;
-}
-
 void Window::put(const void* origin, std::int64_t ocount, const Datatype& otype, int target,
                  std::int64_t disp, std::int64_t tcount, const Datatype& ttype) {
   if (fastDirect<true>(const_cast<void*>(origin), ocount, otype, target, disp, tcount, ttype)) {
