@@ -127,7 +127,8 @@ constexpr std::size_t kZeroCopyDefault = std::size_t{16} << 10;
 
 struct Channel::SendState {
   const SendOp* op = nullptr;
-  std::optional<Cursor> cursor;
+  std::optional<Cursor> cursor;       // the stream's type map; unused when contiguous
+  const std::byte* contig = nullptr;  // the stream's bytes, when its type is contiguous
   std::uint64_t total = 0;
   std::uint64_t sentBytes = 0;
   bool started = false;     // a first chunk is written (a stream of 0 bytes still sends one)
@@ -141,7 +142,10 @@ struct Channel::SendState {
   void reset(const SendOp& o) {
     op = &o;
     cursor.reset();
-    cursor.emplace(*o.src.type, o.src.count);
+    // A contiguous stream is the bytes at buf: copied as they are, without walking a type map
+    // (most small collectives' case, where the walk was a good part of the time).
+    contig = o.src.type->contiguous() ? static_cast<const std::byte*>(o.src.buf) : nullptr;
+    if (contig == nullptr) cursor.emplace(*o.src.type, o.src.count);
     total = streamBytes(o.src);
     sentBytes = 0;
     started = rendezvous = waitFin = false;
@@ -161,8 +165,9 @@ struct Channel::SendState {
 
 struct Channel::RecvState {
   const RecvOp* op = nullptr;
-  std::optional<Cursor> cursor;
+  std::optional<Cursor> cursor;  // made for a type with gaps, or for a rendezvous
   void* base = nullptr;
+  bool contig = false;  // the destination is the bytes at base (a contiguous type)
   std::uint64_t expected = 0;
   std::uint64_t total = 0;  // as the sender says, from the first chunk
   std::uint64_t got = 0;    // bytes of the stream whose chunks are consumed
@@ -178,6 +183,7 @@ struct Channel::RecvState {
     op = &o;
     cursor.reset();
     base = nullptr;
+    contig = false;
     expected = o.grow == nullptr ? streamBytes(o.dst) : 0;
     total = got = 0;
     started = false;
@@ -389,7 +395,11 @@ bool Channel::trySend(SendState& s) {
       0, s.total, len, static_cast<std::uint64_t>(poison), kData, signatureOf(s.op->src)};
   std::byte* dst = chunkBuffer(p);
   writeHeader(dst, h);
-  packFrom(*s.cursor, s.op->src.buf, dst + sizeof h, static_cast<std::size_t>(len));
+  if (s.contig != nullptr) {
+    std::memcpy(dst + sizeof h, s.contig + pos, static_cast<std::size_t>(len));
+  } else {
+    packFrom(*s.cursor, s.op->src.buf, dst + sizeof h, static_cast<std::size_t>(len));
+  }
   postChunk(peer, p, sizeof h + static_cast<std::size_t>(len));
   s.sentBytes += len;
   s.started = true;
@@ -486,6 +496,13 @@ Channel::Start Channel::startRendezvous(SendState& s, Peer& p, std::uint64_t fre
 void Channel::finishRendezvous(RecvState& r, const std::byte* payload, std::size_t len) {
   const int peer = r.op->peer;
   Peer& p = peers_[static_cast<std::size_t>(peer)];
+  if (r.errorClass == 0 && !r.cursor) {  // a contiguous destination: its one piece
+    if (r.op->grow != nullptr) {
+      r.cursor.emplace(datatypeOf<std::byte>(), r.total);
+    } else {
+      r.cursor.emplace(*r.op->dst.type, r.op->dst.count);
+    }
+  }
   if (r.errorClass == 0 && r.cursor->total() > 0) {
     try {
       std::uint64_t raddr = 0;
@@ -599,7 +616,7 @@ bool Channel::tryRecv(RecvState& r) {
     } else if (r.op->grow != nullptr) {
       r.op->grow->resize(h.total);
       r.base = r.op->grow->data();
-      r.cursor.emplace(datatypeOf<std::byte>(), h.total);
+      r.contig = true;
     } else if (h.total != r.expected) {
       r.errorClass = h.total > r.expected ? kErrTruncate : kErrCount;
       r.error = "rank " + std::to_string(peer) + " sent " + std::to_string(h.total) +
@@ -614,7 +631,8 @@ bool Channel::tryRecv(RecvState& r) {
                 r.op->dst.type->describe() + " was expected (the type signatures differ)";
     } else {
       r.base = const_cast<void*>(r.op->dst.buf);
-      r.cursor.emplace(*r.op->dst.type, r.op->dst.count);
+      r.contig = r.op->dst.type->contiguous();
+      if (!r.contig) r.cursor.emplace(*r.op->dst.type, r.op->dst.count);
     }
   }
   // A fold writes its destination only once every folding receive of the phase has checked
@@ -629,7 +647,12 @@ bool Channel::tryRecv(RecvState& r) {
   } else if (folding) {
     if (!foldsFailed_) fold(r, chunk + sizeof h, static_cast<std::size_t>(h.len));
   } else if (r.errorClass == 0) {
-    unpackTo(*r.cursor, r.base, chunk + sizeof h, static_cast<std::size_t>(h.len));
+    if (r.contig) {
+      std::memcpy(static_cast<std::byte*>(r.base) + r.got, chunk + sizeof h,
+                  static_cast<std::size_t>(h.len));
+    } else {
+      unpackTo(*r.cursor, r.base, chunk + sizeof h, static_cast<std::size_t>(h.len));
+    }
   }
   r.got += got;
   if (r.op->progress != nullptr) {
@@ -670,7 +693,57 @@ void Channel::checkFolds() {
   }
 }
 
+bool Channel::sendSmall(const SendOp& o) {
+  if (o.avail != nullptr || o.livePoison != nullptr || !o.src.type->contiguous()) return false;
+  Peer& p = resolve(o.peer);
+  const std::uint64_t total = streamBytes(o.src);
+  if (p.direct == nullptr || total > maxPayload_ ||
+      (zcopyDirect_ > 0 && total >= zcopyDirect_ && o.poison == 0)) {
+    return false;  // put, more than a chunk, or a rendezvous
+  }
+  const ChunkHeader h{
+      0, total, total, static_cast<std::uint64_t>(o.poison), kData, signatureOf(o.src)};
+  const std::uint64_t free = ringCells_ - (p.sentCells - loadLocal(consumedOff(o.peer)));
+  if (std::min(free, ringCells_ - p.sentCells % ringCells_) < cellsFor(sizeof h + total)) {
+    return false;  // no room before the ring's end: the general path pads or waits
+  }
+  std::byte* dst = p.direct + slotOff(me_, p.sentCells);
+  writeHeader(dst, h);
+  std::memcpy(dst + sizeof h, o.src.buf, static_cast<std::size_t>(total));
+  postChunk(o.peer, p, sizeof h + static_cast<std::size_t>(total));
+  return true;
+}
+
+bool Channel::recvSmall(const RecvOp& o) {
+  if (o.grow != nullptr || o.progress != nullptr || o.errorOut != nullptr ||
+      o.foldBase != nullptr || !o.dst.type->contiguous()) {
+    return false;
+  }
+  Peer& p = resolve(o.peer);
+  ctx_.waitUntil([&] { return arrived(o.peer, p); });
+  const std::byte* chunk = local_ + slotOff(o.peer, p.recvCells);
+  ChunkHeader h{};
+  std::memcpy(&h, chunk, sizeof h);
+  const std::uint64_t mine = signatureOf(o.dst);
+  if (h.kind != kData || h.poison != 0 || h.total != streamBytes(o.dst) || h.len != h.total ||
+      (h.sig != 0 && mine != 0 && h.sig != mine && h.total > 0)) {
+    return false;  // a pad, a rendezvous, several chunks or an error: tryRecv names it
+  }
+  std::memcpy(const_cast<void*>(o.dst.buf), chunk + sizeof h, static_cast<std::size_t>(h.len));
+  consume(o.peer, p, cellsFor(sizeof h + static_cast<std::size_t>(h.len)));
+  return true;
+}
+
 void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs) {
+  // A phase of one small contiguous send and / or receive (rooted collectives, two ranks, tree
+  // leaves) goes straight through, without the general path's per-phase state; anything it
+  // does not take (a put, a rendezvous, a full ring, an error) goes the general way.
+  if (sends.size() == 1 && recvs.size() <= 1 && sendSmall(sends[0])) {
+    if (recvs.empty() || recvSmall(recvs[0])) return;
+    sends = sends.subspan(1);
+  } else if (sends.empty() && recvs.size() == 1 && recvSmall(recvs[0])) {
+    return;
+  }
   // The states stay in the channel from phase to phase: a small collective's time is mostly
   // bookkeeping, and allocating them was a good part of it. run() is never re-entered.
   prepare(sendKept_, sendView_, sends);

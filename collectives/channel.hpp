@@ -199,6 +199,11 @@ class Channel {
   [[nodiscard]] bool foldHeld(const RecvState& r, bool earlierFoldWaits) const;
   bool trySend(SendState& s);
   bool tryRecv(RecvState& r);
+  /// run()'s fast cases: the whole of a one-chunk contiguous send to a peer on the load / store
+  /// path, or of a receive of one contiguous data chunk (waiting for it); false: nothing was
+  /// written or consumed, and the general path takes the operation.
+  bool sendSmall(const SendOp& o);
+  bool recvSmall(const RecvOp& o);
 
   Context& ctx_;
   std::vector<int> ranks_;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "collectives/common.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -38,7 +39,12 @@ void widen(const Datatype& t, std::int64_t disp, std::size_t count, std::int64_t
            std::int64_t& hi) {
   std::int64_t l = 0;
   std::int64_t h = 0;
-  if (count == 0 || !t.footprint(count, l, h) || l == h) return;
+  if (count == 0) return;
+  if (t.contiguous() && count <= static_cast<std::size_t>(INT64_MAX) / t.size()) {
+    h = static_cast<std::int64_t>(count * t.size());  // [0, count x size): no type map to walk
+  } else if (!t.footprint(count, l, h) || l == h) {
+    return;
+  }
   l += disp * t.extent();
   h += disp * t.extent();
   if (lo == hi) {
@@ -56,6 +62,21 @@ const Datatype& checkBlocks(int p, const int* counts, const char* countsName, co
   if (counts == nullptr) throw Error(kErrArg, std::string(countsName) + " is NULL");
   if (displs == nullptr) throw Error(kErrArg, std::string(displsName) + " is NULL");
   const Datatype& type = checkType(t, typeName);
+  if (type.contiguous() && type.size() <= std::size_t{INT32_MAX}) {
+    // widen() inline: block r is [displs[r] x size, + counts[r] x size), no overflow possible.
+    const auto size = static_cast<std::int64_t>(type.size());
+    bool any = lo != hi;
+    int r = 0;
+    for (; r < p && counts[r] >= 0; ++r) {
+      if (counts[r] == 0) continue;
+      const std::int64_t l = std::int64_t{displs[r]} * size;
+      const std::int64_t h = l + std::int64_t{counts[r]} * size;
+      lo = any ? std::min(lo, l) : l;
+      hi = any ? std::max(hi, h) : h;
+      any = true;
+    }
+    if (r == p) return type;
+  }
   for (int r = 0; r < p; ++r) {
     if (counts[r] < 0) {
       throw Error(kErrCount, std::string(countsName) + "[" + std::to_string(r) + "] " +
