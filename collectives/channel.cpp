@@ -646,13 +646,13 @@ bool Channel::tryRecv(RecvState& r) {
     got = r.total;
   } else if (folding) {
     if (!foldsFailed_) fold(r, chunk + sizeof h, static_cast<std::size_t>(h.len));
-  } else if (r.errorClass == 0) {
-    if (r.contig) {
+  } else if (r.errorClass == 0 && r.contig) {
+    if (h.len > 0) {  // a buffer of 0 elements may be NULL
       std::memcpy(static_cast<std::byte*>(r.base) + r.got, chunk + sizeof h,
                   static_cast<std::size_t>(h.len));
-    } else {
-      unpackTo(*r.cursor, r.base, chunk + sizeof h, static_cast<std::size_t>(h.len));
     }
+  } else if (r.errorClass == 0) {
+    unpackTo(*r.cursor, r.base, chunk + sizeof h, static_cast<std::size_t>(h.len));
   }
   r.got += got;
   if (r.op->progress != nullptr) {
@@ -709,7 +709,7 @@ bool Channel::sendSmall(const SendOp& o) {
   }
   std::byte* dst = p.direct + slotOff(me_, p.sentCells);
   writeHeader(dst, h);
-  std::memcpy(dst + sizeof h, o.src.buf, static_cast<std::size_t>(total));
+  if (total > 0) std::memcpy(dst + sizeof h, o.src.buf, static_cast<std::size_t>(total));
   postChunk(o.peer, p, sizeof h + static_cast<std::size_t>(total));
   return true;
 }
@@ -729,7 +729,9 @@ bool Channel::recvSmall(const RecvOp& o) {
       (h.sig != 0 && mine != 0 && h.sig != mine && h.total > 0)) {
     return false;  // a pad, a rendezvous, several chunks or an error: tryRecv names it
   }
-  std::memcpy(const_cast<void*>(o.dst.buf), chunk + sizeof h, static_cast<std::size_t>(h.len));
+  if (h.len > 0) {  // a buffer of 0 elements may be NULL
+    std::memcpy(const_cast<void*>(o.dst.buf), chunk + sizeof h, static_cast<std::size_t>(h.len));
+  }
   consume(o.peer, p, cellsFor(sizeof h + static_cast<std::size_t>(h.len)));
   return true;
 }
