@@ -84,10 +84,11 @@ int main(int argc, char** argv) {
   for (int w = 0; w < windows; ++w) MPI_Win_free(&wins[w]);
   free(wins);
   if (rank == 0) {
-    printf("{\"bench\":\"win_memory\",\"system\":\"%s\",\"ranks\":%d,\"windows\":%d,\"bytes\":%ld,"
-           "\"heap_per_window\":%.0f,\"heap_per_window_max\":%.0f,\"resident_per_window\":%.0f,"
-           "\"resident_per_window_max\":%.0f}\n",
-           label, p, windows, bytes, sum[0] / p, max[0], sum[1] / p, max[1]);
+    printf(
+        "{\"bench\":\"win_memory\",\"system\":\"%s\",\"ranks\":%d,\"windows\":%d,\"bytes\":%ld,"
+        "\"heap_per_window\":%.0f,\"heap_per_window_max\":%.0f,\"resident_per_window\":%.0f,"
+        "\"resident_per_window_max\":%.0f}\n",
+        label, p, windows, bytes, sum[0] / p, max[0], sum[1] / p, max[1]);
   }
   MPI_Finalize();
   return 0;
