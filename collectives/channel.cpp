@@ -114,6 +114,11 @@ std::uint64_t signatureOf(const Stream& s) {
   const int k = (s.sig != nullptr ? s.sig : s.type)->homogeneousKind();
   return k < 0 || wildKind(k) ? 0 : static_cast<std::uint64_t>(k) + 1;
 }
+// Equal sizes, different basic types (MPI-3.1 §5.1: the type signatures must match); a
+// signature of 0 (mixed, or bytes) matches anything, and so does an empty stream.
+bool signaturesDiffer(std::uint64_t sent, std::uint64_t mine, std::uint64_t total) {
+  return sent != 0 && mine != 0 && sent != mine && total > 0;
+}
 std::string kindName(int k) {
   const Datatype* t = Datatype::predefined(k);
   return t != nullptr ? t->describe() : "kind " + std::to_string(k);
@@ -165,7 +170,7 @@ struct Channel::SendState {
 
 struct Channel::RecvState {
   const RecvOp* op = nullptr;
-  std::optional<Cursor> cursor;  // made for a type with gaps, or for a rendezvous
+  std::optional<Cursor> cursor;  // typeMap()
   void* base = nullptr;
   bool contig = false;  // the destination is the bytes at base (a contiguous type)
   std::uint64_t expected = 0;
@@ -193,6 +198,18 @@ struct Channel::RecvState {
     carryLen = 0;
   }
   [[nodiscard]] bool finished() const { return started && got == total; }
+  /// The destination's type map, made on first use (a contiguous destination needs one only
+  /// for a rendezvous): the stream's own bytes for a growing receive, else dst's.
+  Cursor& typeMap() {
+    if (!cursor) {
+      if (op->grow != nullptr) {
+        cursor.emplace(datatypeOf<std::byte>(), total);
+      } else {
+        cursor.emplace(*op->dst.type, op->dst.count);
+      }
+    }
+    return *cursor;
+  }
 };
 
 Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
@@ -368,7 +385,7 @@ bool Channel::trySend(SendState& s) {
     s.exposed.reset();
     return true;
   }
-  const std::uint64_t free = ringCells_ - (p.sentCells - loadLocal(consumedOff(peer)));
+  const std::uint64_t free = freeCells(peer, p);
   if (free == 0) return false;
   // A chunk never wraps around the end of the ring.
   const std::uint64_t room = std::min(free, ringCells_ - p.sentCells % ringCells_);
@@ -434,6 +451,10 @@ void Channel::postChunk(int peer, Peer& p, std::size_t bytes) {
   writeCounter(peer, Counter::kArrived, p.sent);
 }
 
+std::uint64_t Channel::freeCells(int peer, const Peer& p) const {
+  return ringCells_ - (p.sentCells - loadLocal(consumedOff(peer)));
+}
+
 bool Channel::arrived(int peer, const Peer& p) const {
   return loadLocal(slotOff(peer, p.recvCells)) == p.received + 1 ||
          loadLocal(arrivedOff(peer)) > p.received;
@@ -496,14 +517,7 @@ Channel::Start Channel::startRendezvous(SendState& s, Peer& p, std::uint64_t fre
 void Channel::finishRendezvous(RecvState& r, const std::byte* payload, std::size_t len) {
   const int peer = r.op->peer;
   Peer& p = peers_[static_cast<std::size_t>(peer)];
-  if (r.errorClass == 0 && !r.cursor) {  // a contiguous destination: its one piece
-    if (r.op->grow != nullptr) {
-      r.cursor.emplace(datatypeOf<std::byte>(), r.total);
-    } else {
-      r.cursor.emplace(*r.op->dst.type, r.op->dst.count);
-    }
-  }
-  if (r.errorClass == 0 && r.cursor->total() > 0) {
+  if (r.errorClass == 0 && r.typeMap().total() > 0) {
     try {
       std::uint64_t raddr = 0;
       std::memcpy(&raddr, payload, sizeof raddr);
@@ -515,11 +529,11 @@ void Channel::finishRendezvous(RecvState& r, const std::byte* payload, std::size
       std::vector<std::uint64_t> from;
       Datatype::Segment seg{};
       const bool folding = r.op->foldBase != nullptr;
-      if (folding) foldIn_.resize(r.cursor->total());
+      if (folding) foldIn_.resize(r.typeMap().total());
       const auto b = reinterpret_cast<std::uintptr_t>(folding ? foldIn_.data() : r.base);
       std::uint64_t pos = 0;
       for (;;) {
-        const bool more = r.cursor->next(std::size_t{1} << 30, seg);
+        const bool more = r.typeMap().next(std::size_t{1} << 30, seg);
         if (more) {
           iov.push_back(
               {reinterpret_cast<void*>(b + static_cast<std::uintptr_t>(seg.offset)), seg.len});
@@ -623,8 +637,7 @@ bool Channel::tryRecv(RecvState& r) {
                 " bytes where " + std::to_string(r.expected) + " bytes were expected (" +
                 std::to_string(r.op->dst.count) + " x " + r.op->dst.type->describe() + ")";
     } else if (const std::uint64_t mine = signatureOf(r.op->dst);
-               h.sig != 0 && mine != 0 && h.sig != mine && h.total > 0) {
-      // Equal sizes, different basic types (MPI-3.1 §5.1: the type signatures must match).
+               signaturesDiffer(h.sig, mine, h.total)) {
       r.errorClass = kErrType;
       r.error = "rank " + std::to_string(peer) + " sent " + kindName(static_cast<int>(h.sig - 1)) +
                 " data where " + std::to_string(r.op->dst.count) + " x " +
@@ -632,7 +645,6 @@ bool Channel::tryRecv(RecvState& r) {
     } else {
       r.base = const_cast<void*>(r.op->dst.buf);
       r.contig = r.op->dst.type->contiguous();
-      if (!r.contig) r.cursor.emplace(*r.op->dst.type, r.op->dst.count);
     }
   }
   // A fold writes its destination only once every folding receive of the phase has checked
@@ -652,7 +664,7 @@ bool Channel::tryRecv(RecvState& r) {
                   static_cast<std::size_t>(h.len));
     }
   } else if (r.errorClass == 0) {
-    unpackTo(*r.cursor, r.base, chunk + sizeof h, static_cast<std::size_t>(h.len));
+    unpackTo(r.typeMap(), r.base, chunk + sizeof h, static_cast<std::size_t>(h.len));
   }
   r.got += got;
   if (r.op->progress != nullptr) {
@@ -703,7 +715,7 @@ bool Channel::sendSmall(const SendOp& o) {
   }
   const ChunkHeader h{
       0, total, total, static_cast<std::uint64_t>(o.poison), kData, signatureOf(o.src)};
-  const std::uint64_t free = ringCells_ - (p.sentCells - loadLocal(consumedOff(o.peer)));
+  const std::uint64_t free = freeCells(o.peer, p);
   if (std::min(free, ringCells_ - p.sentCells % ringCells_) < cellsFor(sizeof h + total)) {
     return false;  // no room before the ring's end: the general path pads or waits
   }
@@ -726,7 +738,7 @@ bool Channel::recvSmall(const RecvOp& o) {
   std::memcpy(&h, chunk, sizeof h);
   const std::uint64_t mine = signatureOf(o.dst);
   if (h.kind != kData || h.poison != 0 || h.total != streamBytes(o.dst) || h.len != h.total ||
-      (h.sig != 0 && mine != 0 && h.sig != mine && h.total > 0)) {
+      signaturesDiffer(h.sig, mine, h.total)) {
     return false;  // a pad, a rendezvous, several chunks or an error: tryRecv names it
   }
   if (h.len > 0) {  // a buffer of 0 elements may be NULL
@@ -768,7 +780,7 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs) 
         continue;
       }
       if (s.awaitsData()) continue;  // waiting for the data it forwards
-      if (ringCells_ - (resolve(peer).sentCells - loadLocal(consumedOff(peer))) >= s.need) {
+      if (freeCells(peer, resolve(peer)) >= s.need) {
         return true;
       }
     }

@@ -182,6 +182,8 @@ class Channel {
   void postChunk(int peer, Peer& p, std::size_t bytes);
   /// Ring cells a chunk of `bytes` (header included) takes.
   [[nodiscard]] std::uint64_t cellsFor(std::size_t bytes) const;
+  /// Cells of `peer`'s ring (mine in it) not yet reported read: where my next chunks may go.
+  [[nodiscard]] std::uint64_t freeCells(int peer, const Peer& p) const;
   /// Whether the next chunk from `peer` is complete in my slot for it.
   [[nodiscard]] bool arrived(int peer, const Peer& p) const;
   /// Writes the ready-to-send chunk of `s` (or a pad before it, at the ring's end), given the

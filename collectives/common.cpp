@@ -62,21 +62,6 @@ const Datatype& checkBlocks(int p, const int* counts, const char* countsName, co
   if (counts == nullptr) throw Error(kErrArg, std::string(countsName) + " is NULL");
   if (displs == nullptr) throw Error(kErrArg, std::string(displsName) + " is NULL");
   const Datatype& type = checkType(t, typeName);
-  if (type.contiguous() && type.size() <= std::size_t{INT32_MAX}) {
-    // widen() inline: block r is [displs[r] x size, + counts[r] x size), no overflow possible.
-    const auto size = static_cast<std::int64_t>(type.size());
-    bool any = lo != hi;
-    int r = 0;
-    for (; r < p && counts[r] >= 0; ++r) {
-      if (counts[r] == 0) continue;
-      const std::int64_t l = std::int64_t{displs[r]} * size;
-      const std::int64_t h = l + std::int64_t{counts[r]} * size;
-      lo = any ? std::min(lo, l) : l;
-      hi = any ? std::max(hi, h) : h;
-      any = true;
-    }
-    if (r == p) return type;
-  }
   for (int r = 0; r < p; ++r) {
     if (counts[r] < 0) {
       throw Error(kErrCount, std::string(countsName) + "[" + std::to_string(r) + "] " +

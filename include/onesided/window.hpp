@@ -464,6 +464,9 @@ class Window {
   [[gnu::noinline]] void lockSlow(LockType type, int target, int assertion);
   [[gnu::noinline]] void unlockSlow(int target);
   [[gnu::noinline]] void flushSlow(int target);
+  /// Whether operations to target i wait for a flush (dirty_ is empty most of the time: then no
+  /// bit lookup).
+  [[nodiscard]] bool unflushed(std::size_t i) const { return !dirty_.empty() && isDirty_[i]; }
   /// fetchAndOp() and compareAndSwap() past their CPU-atomic case (out of line, so the fast
   /// case needs no stack frame).
   [[gnu::noinline]] void fetchAndOpSlow(const void* origin, void* result, const Datatype& type,

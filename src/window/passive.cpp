@@ -243,8 +243,8 @@ bool Window::fastUnlock(int target) {
   Target& t = targets_[i];
   // Nothing for complete() to do but order this rank's stores: no transfer to flush, no packed
   // get to unpack, no accumulate by message to wait for.
-  if ((t.lock != kLockShared && t.lock != kLockExclusive) || (!dirty_.empty() && isDirty_[i]) ||
-      bounceUsed_ != 0 || t.amPending) {
+  if ((t.lock != kLockShared && t.lock != kLockExclusive) || unflushed(i) || bounceUsed_ != 0 ||
+      t.amPending) {
     return false;
   }
   // The release below is a sequentially consistent read-modify-write of the lock word (a full
@@ -273,8 +273,8 @@ bool Window::fastFlush(int target) {
   }
   const auto i = static_cast<std::size_t>(target);
   const Target& t = targets_[i];
-  if ((lockAll_ == kLockNone && t.lock == kLockNone) || (!dirty_.empty() && isDirty_[i]) ||
-      bounceUsed_ != 0 || t.amPending) {
+  if ((lockAll_ == kLockNone && t.lock == kLockNone) || unflushed(i) || bounceUsed_ != 0 ||
+      t.amPending) {
     return false;
   }
   // complete(target) with nothing issued but loads and stores: order them.

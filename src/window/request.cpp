@@ -33,7 +33,7 @@ void Window::requirePassiveEpoch(const char* call) const {
 Window::Ticket Window::ticket(int target) const {
   if (target == kProcNull || freed_) return {};
   const auto i = static_cast<std::size_t>(target);
-  if (!isDirty_[i] && !targets_[i].amPending) return {target, 0};
+  if (!unflushed(i) && !targets_[i].amPending) return {target, 0};
   return {target, targets_[i].completions + 1};
 }
 
