@@ -163,13 +163,18 @@ class Window {
     if (!fastUnlock(target)) unlockSlow(target);
   }
   /// MPI_Win_lock_all: a shared lock on every rank, in O(1) network operations (one fetch-add on
-  /// a counter at rank 0 that exclusive lockers consult), not one per rank.
+  /// a counter at rank 0 that exclusive lockers consult), not one per rank. On a CPU-atomic
+  /// window the first lock_all also waits once for exclusive locks taken before it (which did
+  /// not consult that counter): two more atomics and a read of each rank's lock word.
   void lockAll(int assertion = 0);
   void unlockAll();
   /// How many atomics this rank has issued on control words of this window (lock words, the
   /// lock_all counter, PSCW notices, the accumulate lock), at any target: what synchronisation
   /// costs in network operations, for tests and diagnostics.
   [[nodiscard]] std::uint64_t controlOperations() const noexcept { return controlOps_; }
+  /// Whether every rank reaches this window's memory and control words by loads, stores and CPU
+  /// atomics (one node, no NIC atomics in use), so that atomics and locks never leave the CPU.
+  [[nodiscard]] bool cpuAtomics() const noexcept { return cpuAtomics_; }
   /// Whether this window's descriptors are on its communicator's board (read on first use)
   /// rather than gathered at creation, and how many targets' descriptors this rank holds.
   [[nodiscard]] bool onBoard() const noexcept { return slot_ >= 0; }
@@ -337,13 +342,17 @@ class Window {
   static constexpr std::uint8_t kLockExclusive = 2;
   static constexpr std::uint8_t kLockNocheck = 4;
   static constexpr std::uint8_t kLockStarted = 8;  // in the MPI_Win_start group
+  // With kLockExclusive: taken without announcing at rank 0 (quietExclusive()), so unlock
+  // leaves the master word alone.
+  static constexpr std::uint8_t kLockQuiet = 16;
   /// Whether operations may target `t` now: a fence epoch or lock_all, a lock of it, or a PSCW
   /// access epoch that includes it.
   [[nodiscard]] bool isOpen(const Target& t) const { return allOpen_ || t.lock != kLockNone; }
   // Control words, in 8-byte units of the control region.
   static constexpr int kLockWord = 0;     // this rank as a lock target: shared count, kExclusiveBit
   static constexpr int kMasterWord = 1;   // at rank 0: lock_all holders (low half), exclusive
-                                          // lockers anywhere (high half)
+                                          // lockers anywhere (bits 32-61), and on CPU-atomic
+                                          // windows whether lock_all was ever used (62, 63)
   static constexpr int kAccLockWord = 2;  // held while an origin runs an accumulate here
   static constexpr int kPostWord = 3;     // MPI_Win_post notices this rank has received
   static constexpr int kCompleteWord = 4;  // MPI_Win_complete notices this rank has received
@@ -479,6 +488,12 @@ class Window {
                                             const Datatype& type, int target, std::int64_t disp);
   /// The exclusive lock's second step: compare-and-swap `target`'s lock word until it is taken.
   void takeExclusive(int target);
+  /// On a CPU-atomic window that has never seen MPI_Win_lock_all: takes `target`'s lock word
+  /// without announcing at rank 0 (passive.cpp says why that is safe). False, with nothing
+  /// held, once lock_all has begun or, unless `wait`, when the word is taken.
+  bool quietExclusive(Target& t, bool wait);
+  /// The first lock_all holders' wait for exclusive locks taken quietly (quietExclusive()).
+  void awaitQuietLocks();
   void acquire(LockType type, int target);
   void release(std::uint8_t lock, int target);
   /// Sleeps a little more each time (a lock retry), driving progress.

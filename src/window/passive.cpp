@@ -13,6 +13,20 @@
 // Both sides increment first and check second, so of two racing lockers at least one sees the
 // other and backs off; retries sleep a little longer each time, so waiting ranks neither flood
 // the target with atomics nor spin a shared core.
+//
+// On a window whose atomics are all CPU atomics (one node), the announcement is skipped until
+// the window's first lock_all, so that an exclusive lock is two atomics, as a lock on one word
+// is, instead of four. Bit kLockAllBegun of the master word says that a lock_all has begun and
+// kLockAllScanned that no quiet lock can be held any more:
+//   - a quiet exclusive locker reads the master word, takes the target's word (compare-and-swap)
+//     and reads the master word again; if kLockAllBegun is set by then it gives the word back
+//     and announces itself as above;
+//   - a lock_all holder that finds kLockAllScanned clear sets kLockAllBegun, then waits until no
+//     rank's lock word has the exclusive bit, then sets kLockAllScanned.
+// All of it is sequentially consistent: a quiet locker whose second read missed kLockAllBegun
+// took its word before the lock_all set the bit, so the scan sees the word taken and waits for
+// it. Any later quiet locker sees the bit and announces itself. The scan runs once per window
+// (more only if several lock_alls start at once).
 #include <sys/types.h>
 
 #include <algorithm>
@@ -34,6 +48,11 @@ namespace {
 constexpr std::uint64_t kExclusiveBit = std::uint64_t{1} << 32;
 constexpr std::uint64_t kLowHalf = kExclusiveBit - 1;
 constexpr std::uint64_t kMinusOne = ~std::uint64_t{0};  // fetch-add of -1
+// Master word bits for quiet exclusive locks (CPU-atomic windows only; see above), and the
+// announced exclusive lockers' count between them and the lock_all count.
+constexpr std::uint64_t kLockAllBegun = std::uint64_t{1} << 62;
+constexpr std::uint64_t kLockAllScanned = std::uint64_t{1} << 63;
+constexpr std::uint64_t kAnnounced = (kLockAllBegun - 1) & ~kLowHalf;
 
 std::string str(std::int64_t v) { return std::to_string(v); }
 
@@ -170,6 +189,10 @@ void Window::acquire(LockType type, int target) {
       retryPause(attempt);
     }
   }
+  if (cpuAtomics_ && quietExclusive(targets_[static_cast<std::size_t>(target)], true)) {
+    targets_[static_cast<std::size_t>(target)].lock = kLockQuiet;  // lockSlow adds the type
+    return;
+  }
   // Exclusive: keep lock_all out (announce at rank 0), then take the target's word.
   for (unsigned attempt = 0;; ++attempt) {
     const std::uint64_t old =
@@ -192,6 +215,37 @@ void Window::takeExclusive(int target) {
 
 using detail::controlWord;
 
+bool Window::quietExclusive(Target& t, bool wait) {
+  auto master = controlWord(targets_[0].ctlDirect, kMasterWord);
+  auto word = controlWord(t.ctlDirect, kLockWord);
+  for (unsigned attempt = 0;; ++attempt) {
+    if ((master.load() & kLockAllBegun) != 0) return false;
+    std::uint64_t expected = 0;
+    ++controlOps_;
+    if (word.compare_exchange_strong(expected, kExclusiveBit)) {
+      if ((master.load() & kLockAllBegun) == 0) return true;
+      ++controlOps_;  // a lock_all began meanwhile: give the word back, and announce
+      word.fetch_sub(kExclusiveBit);
+      return false;
+    }
+    if (!wait) return false;
+    retryPause(attempt);
+  }
+}
+
+void Window::awaitQuietLocks() {
+  auto master = controlWord(targets_[0].ctlDirect, kMasterWord);
+  ++controlOps_;
+  master.fetch_or(kLockAllBegun);
+  const int p = comm_.size();
+  for (int r = 0; r < p; ++r) {
+    auto word = controlWord(targets_[static_cast<std::size_t>(r)].ctlDirect, kLockWord);
+    for (unsigned attempt = 0; (word.load() & kExclusiveBit) != 0; ++attempt) retryPause(attempt);
+  }
+  ++controlOps_;
+  master.fetch_or(kLockAllScanned);
+}
+
 bool Window::fastLock(LockType type, int target, int assertion) {
   // What checkLockable, lock and acquire test, in the order that lets the common case through
   // with the fewest comparisons; every failure case goes the general way and is named there.
@@ -202,7 +256,13 @@ bool Window::fastLock(LockType type, int target, int assertion) {
   }
   Target& t = targets_[static_cast<std::size_t>(target)];
   if (t.lock != kLockNone) return false;
-  if (type == LockType::kExclusive) {
+  std::uint8_t quiet = 0;
+  if (type == LockType::kExclusive &&
+      (controlWord(targets_[0].ctlDirect, kMasterWord).load() & kLockAllBegun) == 0) {
+    // No lock_all yet: the target's word alone (a taken word: the general path waits for it).
+    if (!quietExclusive(t, false)) return false;
+    quiet = kLockQuiet;
+  } else if (type == LockType::kExclusive) {
     // As acquire(): announce at rank 0 (keeps lock_all out), then take the target's word. Seen
     // a lock_all holder: undo and let the general path wait for it.
     auto master = controlWord(targets_[0].ctlDirect, kMasterWord);
@@ -228,7 +288,7 @@ bool Window::fastLock(LockType type, int target, int assertion) {
   } else {
     return false;
   }
-  t.lock = type == LockType::kShared ? kLockShared : kLockExclusive;
+  t.lock = type == LockType::kShared ? kLockShared : (kLockExclusive | quiet);
   ++locks_;
   pendingOps_ = 0;  // in a fence epoch it was 0 already (tested above)
   epoch_ = Epoch::kPassive;
@@ -243,8 +303,8 @@ bool Window::fastUnlock(int target) {
   Target& t = targets_[i];
   // Nothing for complete() to do but order this rank's stores: no transfer to flush, no packed
   // get to unpack, no accumulate by message to wait for.
-  if ((t.lock != kLockShared && t.lock != kLockExclusive) || unflushed(i) || bounceUsed_ != 0 ||
-      t.amPending) {
+  if ((t.lock & ~(kLockShared | kLockExclusive | kLockQuiet)) != 0 || t.lock == kLockNone ||
+      unflushed(i) || bounceUsed_ != 0 || t.amPending) {
     return false;
   }
   // The release below is a sequentially consistent read-modify-write of the lock word (a full
@@ -252,10 +312,12 @@ bool Window::fastUnlock(int target) {
   // store path or by the program on a shared window, is visible to the next holder of the lock.
   needFence_ = false;
   ++controlOps_;
-  if (t.lock == kLockExclusive) {
+  if ((t.lock & kLockExclusive) != 0) {
     controlWord(t.ctlDirect, kLockWord).fetch_sub(kExclusiveBit);
-    ++controlOps_;
-    controlWord(targets_[0].ctlDirect, kMasterWord).fetch_sub(kExclusiveBit);
+    if ((t.lock & kLockQuiet) == 0) {
+      ++controlOps_;
+      controlWord(targets_[0].ctlDirect, kMasterWord).fetch_sub(kExclusiveBit);
+    }
   } else {
     controlWord(t.ctlDirect, kLockWord).fetch_sub(1);
   }
@@ -290,7 +352,9 @@ void Window::release(std::uint8_t lock, int target) {
   if ((lock & kLockNocheck) != 0) return;
   if ((lock & kLockExclusive) != 0) {
     control(target, kLockWord, static_cast<int>(AtomicOp::kFetchAdd), ~kExclusiveBit + 1);
-    control(0, kMasterWord, static_cast<int>(AtomicOp::kFetchAdd), ~kExclusiveBit + 1);
+    if ((lock & kLockQuiet) == 0) {
+      control(0, kMasterWord, static_cast<int>(AtomicOp::kFetchAdd), ~kExclusiveBit + 1);
+    }
   } else {
     control(target, kLockWord, static_cast<int>(AtomicOp::kFetchAdd), kMinusOne);
   }
@@ -311,8 +375,9 @@ void Window::lockSlow(LockType type, int target, int assertion) {
       throw Error(kErrRmaSync, "rank " + str(target) + " is already locked by this rank");
     }
     const bool nocheck = (assertion & kModeNocheck) != 0;
-    if (!nocheck) acquire(type, target);
-    t.lock = static_cast<std::uint8_t>((type == LockType::kShared ? kLockShared : kLockExclusive) |
+    if (!nocheck) acquire(type, target);  // sets kLockQuiet where it takes a lock quietly
+    t.lock = static_cast<std::uint8_t>((t.lock & kLockQuiet) |
+                                       (type == LockType::kShared ? kLockShared : kLockExclusive) |
                                        (nocheck ? kLockNocheck : 0));
     ++locks_;
   }
@@ -359,7 +424,10 @@ void Window::lockAll(int assertion) {
     using transport::AtomicOp;
     for (unsigned attempt = 0;; ++attempt) {
       const std::uint64_t old = control(0, kMasterWord, static_cast<int>(AtomicOp::kFetchAdd), 1);
-      if ((old >> 32) == 0) break;  // no exclusive locker anywhere
+      if ((old & kAnnounced) == 0) {  // no announced exclusive locker anywhere
+        if (cpuAtomics_ && (old & kLockAllScanned) == 0) awaitQuietLocks();
+        break;
+      }
       control(0, kMasterWord, static_cast<int>(AtomicOp::kFetchAdd), kMinusOne);
       retryPause(attempt);
     }
