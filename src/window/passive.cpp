@@ -178,6 +178,27 @@ void Window::checkLockable(const char* call, int assertion) {
   }
 }
 
+using detail::controlWord;
+
+// Inline (fastLock's case, wait false, is a few instructions); acquire's waits.
+[[gnu::always_inline]] inline bool Window::quietExclusive(Target& t, bool wait) {
+  auto master = controlWord(targets_[0].ctlDirect, kMasterWord);
+  auto word = controlWord(t.ctlDirect, kLockWord);
+  for (unsigned attempt = 0;; ++attempt) {
+    if ((master.load() & kLockAllBegun) != 0) return false;
+    std::uint64_t expected = 0;
+    ++controlOps_;
+    if (word.compare_exchange_strong(expected, kExclusiveBit)) {
+      if ((master.load() & kLockAllBegun) == 0) return true;
+      ++controlOps_;  // a lock_all began meanwhile: give the word back, and announce
+      word.fetch_sub(kExclusiveBit);
+      return false;
+    }
+    if (!wait) return false;
+    retryPause(attempt);
+  }
+}
+
 void Window::acquire(LockType type, int target) {
   using transport::AtomicOp;
   if (type == LockType::kShared) {
@@ -209,26 +230,6 @@ void Window::takeExclusive(int target) {
     const std::uint64_t old = control(
         target, kLockWord, static_cast<int>(transport::AtomicOp::kCompareSwap), kExclusiveBit, 0);
     if (old == 0) return;
-    retryPause(attempt);
-  }
-}
-
-using detail::controlWord;
-
-bool Window::quietExclusive(Target& t, bool wait) {
-  auto master = controlWord(targets_[0].ctlDirect, kMasterWord);
-  auto word = controlWord(t.ctlDirect, kLockWord);
-  for (unsigned attempt = 0;; ++attempt) {
-    if ((master.load() & kLockAllBegun) != 0) return false;
-    std::uint64_t expected = 0;
-    ++controlOps_;
-    if (word.compare_exchange_strong(expected, kExclusiveBit)) {
-      if ((master.load() & kLockAllBegun) == 0) return true;
-      ++controlOps_;  // a lock_all began meanwhile: give the word back, and announce
-      word.fetch_sub(kExclusiveBit);
-      return false;
-    }
-    if (!wait) return false;
     retryPause(attempt);
   }
 }
