@@ -156,6 +156,14 @@ class Window {
   /// MPI_Win_lock: an access epoch at `target`. Exclusive locks exclude every other lock on that
   /// target and MPI_Win_lock_all anywhere; shared locks exclude exclusive ones. `assertion`:
   /// 0 or kModeNocheck (no other process will lock this target meanwhile: nothing is sent).
+  /// lock / unlock / flush's fast case alone: a CPU-atomic window, arguments and epoch state
+  /// that need no message, an uncontended lock word, nothing issued that a flush must wait
+  /// for. True: done. False: nothing done; lock() / unlock() / flush() take the general path,
+  /// which checks everything in order, names any error and retries. They never throw, so the
+  /// C bindings try them before setting up their error handling.
+  bool fastLock(LockType type, int target, int assertion) noexcept;
+  bool fastUnlock(int target) noexcept;
+  bool fastFlush(int target) noexcept;
   void lock(LockType type, int target, int assertion = 0) {
     if (!fastLock(type, target, assertion)) lockSlow(type, target, assertion);
   }
@@ -463,12 +471,6 @@ class Window {
   std::vector<int> pscwGroup(const char* call, std::span<const int> ranks) const;
   /// The passive-target checks shared by lock and lock_all.
   void checkLockable(const char* call, int assertion);
-  /// MPI_Win_lock / unlock / flush's fast case: a CPU-atomic window, arguments and epoch state
-  /// that need no message, an uncontended lock word, nothing issued that a flush must wait
-  /// for. False: take the general path, which checks everything in order (and retries).
-  bool fastLock(LockType type, int target, int assertion);
-  bool fastUnlock(int target);
-  bool fastFlush(int target);
   // The general paths (out of line, so the fast cases above need no stack frame).
   [[gnu::noinline]] void lockSlow(LockType type, int target, int assertion);
   [[gnu::noinline]] void unlockSlow(int target);

@@ -11,14 +11,25 @@ namespace capi = onesided::capi;
 
 extern "C" {
 
+// Lock, unlock and flush try their fast case (no error possible, nothing to wait for) before
+// call() sets up the error handling, out of line (callSlow), with its lambda capturing by value:
+// then the fast case needs no stack frame.
 int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
-  return call("MPI_Win_lock", On::win(win), [&] {
+  if (onesided::Window* w = capi::liveWin(win);
+      w != nullptr && w->fastLock(static_cast<onesided::LockType>(lock_type), rank, assert))
+      [[likely]] {
+    return MPI_SUCCESS;
+  }
+  return callSlow("MPI_Win_lock", On::win(win), [=] {
     capi::winEntry(win).win->lock(static_cast<onesided::LockType>(lock_type), rank, assert);
   });
 }
 
 int MPI_Win_unlock(int rank, MPI_Win win) {
-  return call("MPI_Win_unlock", On::win(win), [&] { capi::winEntry(win).win->unlock(rank); });
+  if (onesided::Window* w = capi::liveWin(win); w != nullptr && w->fastUnlock(rank)) [[likely]] {
+    return MPI_SUCCESS;
+  }
+  return callSlow("MPI_Win_unlock", On::win(win), [=] { capi::winEntry(win).win->unlock(rank); });
 }
 
 int MPI_Win_lock_all(int assert, MPI_Win win) {
@@ -30,11 +41,18 @@ int MPI_Win_unlock_all(MPI_Win win) {
 }
 
 int MPI_Win_flush(int rank, MPI_Win win) {
-  return call("MPI_Win_flush", On::win(win), [&] { capi::winEntry(win).win->flush(rank); });
+  if (onesided::Window* w = capi::liveWin(win); w != nullptr && w->fastFlush(rank)) [[likely]] {
+    return MPI_SUCCESS;
+  }
+  return callSlow("MPI_Win_flush", On::win(win), [=] { capi::winEntry(win).win->flush(rank); });
 }
 
 int MPI_Win_flush_local(int rank, MPI_Win win) {
-  return call("MPI_Win_flush_local", On::win(win), [&] { capi::winEntry(win).win->flush(rank); });
+  if (onesided::Window* w = capi::liveWin(win); w != nullptr && w->fastFlush(rank)) [[likely]] {
+    return MPI_SUCCESS;
+  }
+  return callSlow("MPI_Win_flush_local", On::win(win),
+                  [=] { capi::winEntry(win).win->flush(rank); });
 }
 
 int MPI_Win_flush_all(MPI_Win win) {

@@ -10,6 +10,7 @@
 #include <new>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "onesided/comm.hpp"
@@ -123,6 +124,13 @@ int call(const char* name, On on, Fn&& fn) noexcept {
   }
 }
 
+/// call(), kept out of line: for bindings that try a fast case first, so that the fast case
+/// needs no stack frame for call()'s error handling.
+template <class Fn>
+[[gnu::noinline]] int callSlow(const char* name, On on, Fn fn) noexcept {
+  return call(name, on, fn);
+}
+
 // ---- lookups: each throws Error with the right class and a message naming the bad value ----
 // The ones every MPI_Put / MPI_Get / MPI_Win_fence makes are inline with the error paths out of
 // line (they build the messages).
@@ -142,6 +150,18 @@ Comm& comm(MPI_Comm comm);
 Group& group(MPI_Group group);
 /// A new group handle for `g` (handles are never reused).
 MPI_Group addGroup(Group g);
+/// A live window's object, or nullptr (not initialised, finalised, or not a window handle):
+/// for fast cases tried before call(), which then names the error.
+inline Window* liveWin(MPI_Win win) noexcept {
+  State& s = state();
+  if (s.initialized && !s.finalized && win > 0 && static_cast<std::size_t>(win) < s.wins.size())
+      [[likely]] {
+    if (WinEntry* e = s.wins[static_cast<std::size_t>(win)].get(); e != nullptr) [[likely]] {
+      return e->win.get();
+    }
+  }
+  return nullptr;
+}
 inline WinEntry& winEntry(MPI_Win win) {
   State& s = state();
   if (s.initialized && !s.finalized && win > 0 && static_cast<std::size_t>(win) < s.wins.size())

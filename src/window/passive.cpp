@@ -247,7 +247,7 @@ void Window::awaitQuietLocks() {
   master.fetch_or(kLockAllScanned);
 }
 
-bool Window::fastLock(LockType type, int target, int assertion) {
+bool Window::fastLock(LockType type, int target, int assertion) noexcept {
   // What checkLockable, lock and acquire test, in the order that lets the common case through
   // with the fewest comparisons; every failure case goes the general way and is named there.
   if (!cpuAtomics_ || assertion != 0 || freed_ || hints_.noLocks || lockAll_ != kLockNone ||
@@ -276,7 +276,9 @@ bool Window::fastLock(LockType type, int target, int assertion) {
     std::uint64_t expected = 0;
     ++controlOps_;
     if (!controlWord(t.ctlDirect, kLockWord).compare_exchange_strong(expected, kExclusiveBit)) {
-      takeExclusive(target);  // announced already: wait for the word alone
+      ++controlOps_;  // taken: withdraw, and let the general path wait (waits can throw)
+      master.fetch_sub(kExclusiveBit);
+      return false;
     }
   } else if (type == LockType::kShared) {
     auto word = controlWord(t.ctlDirect, kLockWord);
@@ -298,7 +300,7 @@ bool Window::fastLock(LockType type, int target, int assertion) {
   return true;
 }
 
-bool Window::fastUnlock(int target) {
+bool Window::fastUnlock(int target) noexcept {
   if (!cpuAtomics_ || freed_ || static_cast<unsigned>(target) >= targets_.size()) return false;
   const auto i = static_cast<std::size_t>(target);
   Target& t = targets_[i];
@@ -330,7 +332,7 @@ bool Window::fastUnlock(int target) {
   return true;
 }
 
-bool Window::fastFlush(int target) {
+bool Window::fastFlush(int target) noexcept {
   if (freed_ || epoch_ != Epoch::kPassive || static_cast<unsigned>(target) >= targets_.size()) {
     return false;
   }
