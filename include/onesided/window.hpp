@@ -174,8 +174,16 @@ class Window {
   /// a counter at rank 0 that exclusive lockers consult), not one per rank. On a CPU-atomic
   /// window the first lock_all also waits once for exclusive locks taken before it (which did
   /// not consult that counter): two more atomics and a read of each rank's lock word.
-  void lockAll(int assertion = 0);
-  void unlockAll();
+  void lockAll(int assertion = 0) {
+    if (!fastLockAll(assertion)) lockAllSlow(assertion);
+  }
+  void unlockAll() {
+    if (!fastUnlockAll()) unlockAllSlow();
+  }
+  /// lock_all / unlock_all's fast case, as fastLock(): a CPU-atomic window past its first
+  /// lock_all, no exclusive locker announced, nothing issued that must complete first.
+  bool fastLockAll(int assertion) noexcept;
+  bool fastUnlockAll() noexcept;
   /// How many atomics this rank has issued on control words of this window (lock words, the
   /// lock_all counter, PSCW notices, the accumulate lock), at any target: what synchronisation
   /// costs in network operations, for tests and diagnostics.
@@ -475,6 +483,8 @@ class Window {
   [[gnu::noinline]] void lockSlow(LockType type, int target, int assertion);
   [[gnu::noinline]] void unlockSlow(int target);
   [[gnu::noinline]] void flushSlow(int target);
+  [[gnu::noinline]] void lockAllSlow(int assertion);
+  [[gnu::noinline]] void unlockAllSlow();
   /// Whether operations to target i wait for a flush (dirty_ is empty most of the time: then no
   /// bit lookup).
   [[nodiscard]] bool unflushed(std::size_t i) const { return !dirty_.empty() && isDirty_[i]; }

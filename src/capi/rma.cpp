@@ -11,9 +11,9 @@ namespace capi = onesided::capi;
 
 extern "C" {
 
-// Lock, unlock and flush try their fast case (no error possible, nothing to wait for) before
-// call() sets up the error handling, out of line (callSlow), with its lambda capturing by value:
-// then the fast case needs no stack frame.
+// Lock, unlock, lock_all, unlock_all and flush try their fast case (no error possible, nothing to
+// wait for) before call() sets up the error handling, out of line (callSlow), with its lambda
+// capturing by value: then the fast case needs no stack frame.
 int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
   if (onesided::Window* w = capi::liveWin(win);
       w != nullptr && w->fastLock(static_cast<onesided::LockType>(lock_type), rank, assert))
@@ -33,11 +33,19 @@ int MPI_Win_unlock(int rank, MPI_Win win) {
 }
 
 int MPI_Win_lock_all(int assert, MPI_Win win) {
-  return call("MPI_Win_lock_all", On::win(win), [&] { capi::winEntry(win).win->lockAll(assert); });
+  if (onesided::Window* w = capi::liveWin(win); w != nullptr && w->fastLockAll(assert)) [[likely]] {
+    return MPI_SUCCESS;
+  }
+  return callSlow("MPI_Win_lock_all", On::win(win),
+                  [=] { capi::winEntry(win).win->lockAll(assert); });
 }
 
 int MPI_Win_unlock_all(MPI_Win win) {
-  return call("MPI_Win_unlock_all", On::win(win), [&] { capi::winEntry(win).win->unlockAll(); });
+  if (onesided::Window* w = capi::liveWin(win); w != nullptr && w->fastUnlockAll()) [[likely]] {
+    return MPI_SUCCESS;
+  }
+  return callSlow("MPI_Win_unlock_all", On::win(win),
+                  [=] { capi::winEntry(win).win->unlockAll(); });
 }
 
 int MPI_Win_flush(int rank, MPI_Win win) {

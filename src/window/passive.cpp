@@ -416,7 +416,48 @@ void Window::unlockSlow(int target) {
   }
 }
 
-void Window::lockAll(int assertion) {
+bool Window::fastLockAll(int assertion) noexcept {
+  // What checkLockable and lockAllSlow test; the window's first lock_all (its one-time wait for
+  // quiet exclusive locks) and an announced exclusive locker go the general way.
+  if (!cpuAtomics_ || assertion != 0 || freed_ || hints_.noLocks || lockAll_ != kLockNone ||
+      locks_ != 0 || procNullLocks_ != 0 || epoch_ == Epoch::kPscw ||
+      (epoch_ == Epoch::kFence && pendingOps_ > 0)) {
+    return false;
+  }
+  auto master = controlWord(targets_[0].ctlDirect, kMasterWord);
+  if ((master.load() & kLockAllScanned) == 0) return false;
+  ++controlOps_;
+  if ((master.fetch_add(1) & kAnnounced) != 0) {
+    ++controlOps_;
+    master.fetch_sub(1);
+    return false;
+  }
+  lockAll_ = kLockShared;
+  pendingOps_ = 0;
+  epoch_ = Epoch::kPassive;
+  allOpen_ = true;
+  ++epochs_;
+  return true;
+}
+
+bool Window::fastUnlockAll() noexcept {
+  // complete(-1) with nothing issued but loads and stores; the release below is a sequentially
+  // consistent read-modify-write, which orders them (see fastUnlock).
+  if (!cpuAtomics_ || freed_ || lockAll_ != kLockShared || !dirty_.empty() || bounceUsed_ != 0 ||
+      amOutstanding_ != 0) {
+    return false;
+  }
+  needFence_ = false;
+  lockAll_ = kLockNone;
+  epoch_ = Epoch::kNone;
+  allOpen_ = false;
+  pendingOps_ = 0;
+  ++controlOps_;
+  controlWord(targets_[0].ctlDirect, kMasterWord).fetch_sub(1);
+  return true;
+}
+
+void Window::lockAllSlow(int assertion) {
   checkLockable("MPI_Win_lock_all", assertion);
   if (locks_ > 0 || procNullLocks_ > 0) {
     throw Error(kErrRmaSync, "MPI_Win_lock_all while " + str(locks_ + procNullLocks_) +
@@ -442,7 +483,7 @@ void Window::lockAll(int assertion) {
   ++epochs_;
 }
 
-void Window::unlockAll() {
+void Window::unlockAllSlow() {
   requireLive();
   if (lockAll_ == kLockNone) {
     throw Error(kErrRmaSync, "MPI_Win_unlock_all without MPI_Win_lock_all");
