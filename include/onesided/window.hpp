@@ -156,6 +156,12 @@ class Window {
   /// MPI_Win_lock: an access epoch at `target`. Exclusive locks exclude every other lock on that
   /// target and MPI_Win_lock_all anywhere; shared locks exclude exclusive ones. `assertion`:
   /// 0 or kModeNocheck (no other process will lock this target meanwhile: nothing is sent).
+  void lock(LockType type, int target, int assertion = 0) {
+    if (!fastLock(type, target, assertion)) lockSlow(type, target, assertion);
+  }
+  void unlock(int target) {
+    if (!fastUnlock(target)) unlockSlow(target);
+  }
   /// lock / unlock / flush's fast case alone: a CPU-atomic window, arguments and epoch state
   /// that need no message, an uncontended lock word, nothing issued that a flush must wait
   /// for. True: done. False: nothing done; lock() / unlock() / flush() take the general path,
@@ -164,12 +170,6 @@ class Window {
   bool fastLock(LockType type, int target, int assertion) noexcept;
   bool fastUnlock(int target) noexcept;
   bool fastFlush(int target) noexcept;
-  void lock(LockType type, int target, int assertion = 0) {
-    if (!fastLock(type, target, assertion)) lockSlow(type, target, assertion);
-  }
-  void unlock(int target) {
-    if (!fastUnlock(target)) unlockSlow(target);
-  }
   /// MPI_Win_lock_all: a shared lock on every rank, in O(1) network operations (one fetch-add on
   /// a counter at rank 0 that exclusive lockers consult), not one per rank. On a CPU-atomic
   /// window the first lock_all also waits once for exclusive locks taken before it (which did
@@ -260,6 +260,13 @@ class Window {
   /// MPI_Compare_and_swap: one element; the target becomes *origin when it equals *compare.
   void compareAndSwap(const void* origin, const void* compare, void* result, const Datatype& type,
                       int target, std::int64_t disp);
+  /// fetchAndOp / compareAndSwap's fast case alone (one 8-byte integer on a CPU-atomic window):
+  /// true when done; false with nothing done (then the call itself checks and names errors).
+  /// Never throws, so the C bindings try it before setting up their error handling.
+  bool fastFetchAndOp(const void* origin, void* result, const Datatype& type, int target,
+                      std::int64_t disp, Op op) noexcept;
+  bool fastCompareAndSwap(const void* origin, const void* compare, void* result,
+                          const Datatype& type, int target, std::int64_t disp) noexcept;
 
   /// MPI_Win_set_info: the hints in effect from now on (same_size and same_disp_unit are only
   /// checked at creation).

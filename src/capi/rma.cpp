@@ -100,9 +100,18 @@ int MPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype o
   });
 }
 
+// Fetch-and-op and compare-and-swap likewise: one CPU atomic when the window, datatype and op
+// allow it, error handling only when they do not.
 int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype datatype,
                      int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
-  return call("MPI_Fetch_and_op", On::win(win), [&] {
+  if (onesided::Window* w = capi::liveWin(win); w != nullptr && op > 0 && op < onesided::kNumOps) {
+    if (const onesided::Datatype* d = onesided::Datatype::predefined(datatype);
+        d != nullptr && w->fastFetchAndOp(origin_addr, result_addr, *d, target_rank, target_disp,
+                                          static_cast<onesided::Op>(op))) [[likely]] {
+      return MPI_SUCCESS;
+    }
+  }
+  return callSlow("MPI_Fetch_and_op", On::win(win), [=] {
     capi::winEntry(win).win->fetchAndOp(origin_addr, result_addr, capi::datatype(datatype),
                                         target_rank, target_disp, capi::op(op));
   });
@@ -111,7 +120,14 @@ int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype da
 int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void* result_addr,
                          MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
                          MPI_Win win) {
-  return call("MPI_Compare_and_swap", On::win(win), [&] {
+  if (onesided::Window* w = capi::liveWin(win); w != nullptr) {
+    if (const onesided::Datatype* d = onesided::Datatype::predefined(datatype);
+        d != nullptr && w->fastCompareAndSwap(origin_addr, compare_addr, result_addr, *d,
+                                              target_rank, target_disp)) [[likely]] {
+      return MPI_SUCCESS;
+    }
+  }
+  return callSlow("MPI_Compare_and_swap", On::win(win), [=] {
     capi::winEntry(win).win->compareAndSwap(origin_addr, compare_addr, result_addr,
                                             capi::datatype(datatype), target_rank, target_disp);
   });

@@ -197,6 +197,17 @@ void Window::fetchAndOp(const void* origin, void* result, const Datatype& type, 
   fetchAndOpSlow(origin, result, type, target, disp, op);
 }
 
+bool Window::fastFetchAndOp(const void* origin, void* result, const Datatype& type, int target,
+                            std::int64_t disp, Op op) noexcept {
+  return fastAtomic(origin, nullptr, result, type, target, disp, op);
+}
+
+bool Window::fastCompareAndSwap(const void* origin, const void* compare, void* result,
+                                const Datatype& type, int target, std::int64_t disp) noexcept {
+  return compare != nullptr &&
+         fastAtomic(origin, compare, result, type, target, disp, Op::kReplace);
+}
+
 void Window::fetchAndOpSlow(const void* origin, void* result, const Datatype& type, int target,
                             std::int64_t disp, Op op) {
   if (result != nullptr && fastLocked(origin, result, 1, type, target, disp, op)) return;
