@@ -260,6 +260,11 @@ class Window {
   /// MPI_Compare_and_swap: one element; the target becomes *origin when it equals *compare.
   void compareAndSwap(const void* origin, const void* compare, void* result, const Datatype& type,
                       int target, std::int64_t disp);
+  /// accumulate's fast case alone (the accumulate lock path on a CPU-atomic window, predefined
+  /// types, the target's accumulate lock free), as fastFetchAndOp.
+  bool fastAccumulate(const void* origin, std::int64_t ocount, const Datatype& otype, int target,
+                      std::int64_t disp, std::int64_t tcount, const Datatype& ttype,
+                      Op op) noexcept;
   /// fetchAndOp / compareAndSwap's fast case alone (one 8-byte integer on a CPU-atomic window):
   /// true when done; false with nothing done (then the call itself checks and names errors).
   /// Never throws, so the C bindings try it before setting up their error handling.
@@ -434,8 +439,9 @@ class Window {
   /// The accumulate lock path's fast case (count elements of one predefined, gap-free,
   /// non-int64 type on origin, target and result alike; a CPU-atomic window; an open target; a
   /// footprint inside its window); false: take atomicUpdate().
+  /// With `wait` false, a lock held by another origin makes it return false, having done nothing.
   bool fastLocked(const void* origin, void* result, std::int64_t count, const Datatype& type,
-                  int target, std::int64_t disp, Op op);
+                  int target, std::int64_t disp, Op op, bool wait = true);
   /// Calls fn(originPiece, targetOffset, len) for every piece of a transfer, walking both type
   /// maps in step (the window's one datatype walker).
   void walk(std::byte* origin, std::size_t ocount, const Datatype& otype, std::uint64_t toffset,

@@ -79,7 +79,16 @@ int MPI_Win_sync(MPI_Win win) {
 int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
                    int target_rank, MPI_Aint target_disp, int target_count,
                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
-  return call("MPI_Accumulate", On::win(win), [&] {
+  // As fetch-and-op below: the window's fast case first, error handling only past it.
+  if (onesided::Window* w = capi::liveWin(win); w != nullptr && op > 0 && op < onesided::kNumOps) {
+    const onesided::Datatype* ot = onesided::Datatype::predefined(origin_datatype);
+    if (ot != nullptr && origin_datatype == target_datatype &&
+        w->fastAccumulate(origin_addr, origin_count, *ot, target_rank, target_disp, target_count,
+                          *ot, static_cast<onesided::Op>(op))) [[likely]] {
+      return MPI_SUCCESS;
+    }
+  }
+  return callSlow("MPI_Accumulate", On::win(win), [=] {
     auto& w = *capi::winEntry(win).win;
     w.accumulate(origin_addr, origin_count, capi::datatype(origin_datatype), target_rank,
                  target_disp, target_count, capi::datatype(target_datatype), capi::op(op));

@@ -82,6 +82,13 @@ void Window::accumulate(const void* origin, std::int64_t ocount, const Datatype&
   accumulateSlow(origin, ocount, otype, target, disp, tcount, ttype, op);
 }
 
+bool Window::fastAccumulate(const void* origin, std::int64_t ocount, const Datatype& otype,
+                            int target, std::int64_t disp, std::int64_t tcount,
+                            const Datatype& ttype, Op op) noexcept {
+  return op != Op::kNoOp && &otype == &ttype && ocount == tcount &&
+         fastLocked(origin, nullptr, ocount, ttype, target, disp, op, false);
+}
+
 void Window::accumulateSlow(const void* origin, std::int64_t ocount, const Datatype& otype,
                             int target, std::int64_t disp, std::int64_t tcount,
                             const Datatype& ttype, Op op) {
@@ -147,7 +154,7 @@ void Window::underAccLock(int target, F&& fn) {
 }
 
 bool Window::fastLocked(const void* origin, void* result, std::int64_t count, const Datatype& type,
-                        int target, std::int64_t disp, Op op) {
+                        int target, std::int64_t disp, Op op, bool wait) {
   // The lock path of atomicUpdate() on a CPU-atomic window, for a predefined type without gaps
   // on both sides (and the result): a handful of comparisons, then the lock, the operation in
   // place and the unlock. Anything else, errors included, takes atomicUpdate(), which checks
@@ -182,6 +189,10 @@ bool Window::fastLocked(const void* origin, void* result, std::int64_t count, co
   const std::uint64_t me = static_cast<std::uint64_t>(comm_.rank()) + 1;
   std::uint64_t expected = 0;
   if (!word.compare_exchange_strong(expected, me)) {
+    if (!wait) {  // the caller cannot wait (waits can throw): nothing done
+      --pendingOps_;
+      return false;
+    }
     underAccLock(target, body);  // which counts its own attempts
     return true;
   }
