@@ -408,7 +408,7 @@ class Window {
                   std::int64_t disp, std::int64_t tcount, const Datatype& ttype);
   /// MPI_Fetch_and_op / MPI_Compare_and_swap's fast case (one 8-byte integer, a CPU-atomic
   /// window, an open target, a word inside its window); false: take atomicUpdate(). Inlined
-  /// into both (accumulate.cpp).
+  /// into fastFetchAndOp and fastCompareAndSwap (accumulate.cpp).
   [[gnu::always_inline]] inline bool fastAtomic(const void* origin, const void* compare,
                                                 void* result, const Datatype& type, int target,
                                                 std::int64_t disp, Op op);
@@ -519,7 +519,9 @@ class Window {
   bool quietExclusive(Target& t, bool wait);
   /// The first lock_all holders' wait for exclusive locks taken quietly (quietExclusive()).
   void awaitQuietLocks();
-  void acquire(LockType type, int target);
+  /// Takes `target`'s lock (retrying); returns kLockQuiet when the exclusive lock was taken
+  /// quietly (quietExclusive()), else 0.
+  std::uint8_t acquire(LockType type, int target);
   void release(std::uint8_t lock, int target);
   /// Sleeps a little more each time (a lock retry), driving progress.
   void retryPause(unsigned attempt);

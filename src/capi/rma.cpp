@@ -5,62 +5,52 @@
 #include "capi/state.hpp"
 #include "onesided/op.hpp"
 
+using onesided::Window;
 using onesided::capi::call;
+using onesided::capi::fastOrCall;
 using onesided::capi::On;
 namespace capi = onesided::capi;
 
 extern "C" {
 
 // Lock, unlock, lock_all, unlock_all and flush try their fast case (no error possible, nothing to
-// wait for) before call() sets up the error handling, out of line (callSlow), with its lambda
-// capturing by value: then the fast case needs no stack frame.
+// wait for) before call() sets up the error handling, out of line (fastOrCall, callSlow), with
+// lambdas capturing by value: then the fast case needs no stack frame.
 int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
-  if (onesided::Window* w = capi::liveWin(win);
-      w != nullptr && w->fastLock(static_cast<onesided::LockType>(lock_type), rank, assert))
-      [[likely]] {
-    return MPI_SUCCESS;
-  }
-  return callSlow("MPI_Win_lock", On::win(win), [=] {
-    capi::winEntry(win).win->lock(static_cast<onesided::LockType>(lock_type), rank, assert);
-  });
+  const auto type = static_cast<onesided::LockType>(lock_type);
+  return fastOrCall(
+      "MPI_Win_lock", win, [=](Window& w) { return w.fastLock(type, rank, assert); },
+      [=] { capi::winEntry(win).win->lock(type, rank, assert); });
 }
 
 int MPI_Win_unlock(int rank, MPI_Win win) {
-  if (onesided::Window* w = capi::liveWin(win); w != nullptr && w->fastUnlock(rank)) [[likely]] {
-    return MPI_SUCCESS;
-  }
-  return callSlow("MPI_Win_unlock", On::win(win), [=] { capi::winEntry(win).win->unlock(rank); });
+  return fastOrCall(
+      "MPI_Win_unlock", win, [=](Window& w) { return w.fastUnlock(rank); },
+      [=] { capi::winEntry(win).win->unlock(rank); });
 }
 
 int MPI_Win_lock_all(int assert, MPI_Win win) {
-  if (onesided::Window* w = capi::liveWin(win); w != nullptr && w->fastLockAll(assert)) [[likely]] {
-    return MPI_SUCCESS;
-  }
-  return callSlow("MPI_Win_lock_all", On::win(win),
-                  [=] { capi::winEntry(win).win->lockAll(assert); });
+  return fastOrCall(
+      "MPI_Win_lock_all", win, [=](Window& w) { return w.fastLockAll(assert); },
+      [=] { capi::winEntry(win).win->lockAll(assert); });
 }
 
 int MPI_Win_unlock_all(MPI_Win win) {
-  if (onesided::Window* w = capi::liveWin(win); w != nullptr && w->fastUnlockAll()) [[likely]] {
-    return MPI_SUCCESS;
-  }
-  return callSlow("MPI_Win_unlock_all", On::win(win),
-                  [=] { capi::winEntry(win).win->unlockAll(); });
+  return fastOrCall(
+      "MPI_Win_unlock_all", win, [](Window& w) { return w.fastUnlockAll(); },
+      [=] { capi::winEntry(win).win->unlockAll(); });
 }
 
 int MPI_Win_flush(int rank, MPI_Win win) {
-  if (onesided::Window* w = capi::liveWin(win); w != nullptr && w->fastFlush(rank)) [[likely]] {
-    return MPI_SUCCESS;
-  }
-  return callSlow("MPI_Win_flush", On::win(win), [=] { capi::winEntry(win).win->flush(rank); });
+  return fastOrCall(
+      "MPI_Win_flush", win, [=](Window& w) { return w.fastFlush(rank); },
+      [=] { capi::winEntry(win).win->flush(rank); });
 }
 
 int MPI_Win_flush_local(int rank, MPI_Win win) {
-  if (onesided::Window* w = capi::liveWin(win); w != nullptr && w->fastFlush(rank)) [[likely]] {
-    return MPI_SUCCESS;
-  }
-  return callSlow("MPI_Win_flush_local", On::win(win),
-                  [=] { capi::winEntry(win).win->flush(rank); });
+  return fastOrCall(
+      "MPI_Win_flush_local", win, [=](Window& w) { return w.fastFlush(rank); },
+      [=] { capi::winEntry(win).win->flush(rank); });
 }
 
 int MPI_Win_flush_all(MPI_Win win) {
@@ -80,19 +70,20 @@ int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origi
                    int target_rank, MPI_Aint target_disp, int target_count,
                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
   // As fetch-and-op below: the window's fast case first, error handling only past it.
-  if (onesided::Window* w = capi::liveWin(win); w != nullptr && op > 0 && op < onesided::kNumOps) {
-    const onesided::Datatype* ot = onesided::Datatype::predefined(origin_datatype);
-    if (ot != nullptr && origin_datatype == target_datatype &&
-        w->fastAccumulate(origin_addr, origin_count, *ot, target_rank, target_disp, target_count,
-                          *ot, static_cast<onesided::Op>(op))) [[likely]] {
-      return MPI_SUCCESS;
-    }
-  }
-  return callSlow("MPI_Accumulate", On::win(win), [=] {
-    auto& w = *capi::winEntry(win).win;
-    w.accumulate(origin_addr, origin_count, capi::datatype(origin_datatype), target_rank,
-                 target_disp, target_count, capi::datatype(target_datatype), capi::op(op));
-  });
+  return fastOrCall(
+      "MPI_Accumulate", win,
+      [=](Window& w) {
+        const onesided::Datatype* t = onesided::Datatype::predefined(origin_datatype);
+        return op > 0 && op < onesided::kNumOps && t != nullptr &&
+               origin_datatype == target_datatype &&
+               w.fastAccumulate(origin_addr, origin_count, *t, target_rank, target_disp,
+                                target_count, *t, static_cast<onesided::Op>(op));
+      },
+      [=] {
+        auto& w = *capi::winEntry(win).win;
+        w.accumulate(origin_addr, origin_count, capi::datatype(origin_datatype), target_rank,
+                     target_disp, target_count, capi::datatype(target_datatype), capi::op(op));
+      });
 }
 
 int MPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
@@ -113,33 +104,34 @@ int MPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype o
 // allow it, error handling only when they do not.
 int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype datatype,
                      int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
-  if (onesided::Window* w = capi::liveWin(win); w != nullptr && op > 0 && op < onesided::kNumOps) {
-    if (const onesided::Datatype* d = onesided::Datatype::predefined(datatype);
-        d != nullptr && w->fastFetchAndOp(origin_addr, result_addr, *d, target_rank, target_disp,
-                                          static_cast<onesided::Op>(op))) [[likely]] {
-      return MPI_SUCCESS;
-    }
-  }
-  return callSlow("MPI_Fetch_and_op", On::win(win), [=] {
-    capi::winEntry(win).win->fetchAndOp(origin_addr, result_addr, capi::datatype(datatype),
-                                        target_rank, target_disp, capi::op(op));
-  });
+  return fastOrCall(
+      "MPI_Fetch_and_op", win,
+      [=](Window& w) {
+        const onesided::Datatype* d = onesided::Datatype::predefined(datatype);
+        return op > 0 && op < onesided::kNumOps && d != nullptr &&
+               w.fastFetchAndOp(origin_addr, result_addr, *d, target_rank, target_disp,
+                                static_cast<onesided::Op>(op));
+      },
+      [=] {
+        capi::winEntry(win).win->fetchAndOp(origin_addr, result_addr, capi::datatype(datatype),
+                                            target_rank, target_disp, capi::op(op));
+      });
 }
 
 int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void* result_addr,
                          MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
                          MPI_Win win) {
-  if (onesided::Window* w = capi::liveWin(win); w != nullptr) {
-    if (const onesided::Datatype* d = onesided::Datatype::predefined(datatype);
-        d != nullptr && w->fastCompareAndSwap(origin_addr, compare_addr, result_addr, *d,
-                                              target_rank, target_disp)) [[likely]] {
-      return MPI_SUCCESS;
-    }
-  }
-  return callSlow("MPI_Compare_and_swap", On::win(win), [=] {
-    capi::winEntry(win).win->compareAndSwap(origin_addr, compare_addr, result_addr,
-                                            capi::datatype(datatype), target_rank, target_disp);
-  });
+  return fastOrCall(
+      "MPI_Compare_and_swap", win,
+      [=](Window& w) {
+        const onesided::Datatype* d = onesided::Datatype::predefined(datatype);
+        return d != nullptr && w.fastCompareAndSwap(origin_addr, compare_addr, result_addr, *d,
+                                                    target_rank, target_disp);
+      },
+      [=] {
+        capi::winEntry(win).win->compareAndSwap(origin_addr, compare_addr, result_addr,
+                                                capi::datatype(datatype), target_rank, target_disp);
+      });
 }
 
 }  // extern "C"

@@ -150,27 +150,30 @@ Comm& comm(MPI_Comm comm);
 Group& group(MPI_Group group);
 /// A new group handle for `g` (handles are never reused).
 MPI_Group addGroup(Group g);
-/// A live window's object, or nullptr (not initialised, finalised, or not a window handle):
-/// for fast cases tried before call(), which then names the error.
-inline Window* liveWin(MPI_Win win) noexcept {
+/// A live window's entry, or nullptr (not initialised, finalised, or not a window handle).
+inline WinEntry* liveEntry(MPI_Win win) noexcept {
   State& s = state();
   if (s.initialized && !s.finalized && win > 0 && static_cast<std::size_t>(win) < s.wins.size())
       [[likely]] {
-    if (WinEntry* e = s.wins[static_cast<std::size_t>(win)].get(); e != nullptr) [[likely]] {
-      return e->win.get();
-    }
+    return s.wins[static_cast<std::size_t>(win)].get();
   }
   return nullptr;
 }
 inline WinEntry& winEntry(MPI_Win win) {
-  State& s = state();
-  if (s.initialized && !s.finalized && win > 0 && static_cast<std::size_t>(win) < s.wins.size())
-      [[likely]] {
-    if (WinEntry* e = s.wins[static_cast<std::size_t>(win)].get(); e != nullptr) [[likely]] {
-      return *e;
-    }
+  if (WinEntry* e = liveEntry(win); e != nullptr) [[likely]] {
+    return *e;
   }
   throwBadWin(win);
+}
+/// The bindings that try the window's fast case (which never throws, and does nothing when it
+/// returns false) before call(): `fast(window)` first, on a live window; `slow()` through
+/// callSlow() when there is none or the fast case declines, which checks and names errors.
+template <class Fast, class Slow>
+int fastOrCall(const char* name, MPI_Win win, Fast fast, Slow slow) noexcept {
+  if (WinEntry* e = liveEntry(win); e != nullptr && e->win && fast(*e->win)) [[likely]] {
+    return MPI_SUCCESS;
+  }
+  return callSlow(name, On::win(win), slow);
 }
 /// A derived type's entry; throws MPI_ERR_TYPE naming the handle when it is not one (freed,
 /// garbage, or predefined).

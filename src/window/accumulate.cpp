@@ -204,7 +204,7 @@ bool Window::fastLocked(const void* origin, void* result, std::int64_t count, co
 
 void Window::fetchAndOp(const void* origin, void* result, const Datatype& type, int target,
                         std::int64_t disp, Op op) {
-  if (fastAtomic(origin, nullptr, result, type, target, disp, op)) return;
+  if (fastFetchAndOp(origin, result, type, target, disp, op)) return;
   fetchAndOpSlow(origin, result, type, target, disp, op);
 }
 
@@ -215,6 +215,7 @@ bool Window::fastFetchAndOp(const void* origin, void* result, const Datatype& ty
 
 bool Window::fastCompareAndSwap(const void* origin, const void* compare, void* result,
                                 const Datatype& type, int target, std::int64_t disp) noexcept {
+  // fastAtomic takes only 8-byte integers, which compare-and-swap accepts.
   return compare != nullptr &&
          fastAtomic(origin, compare, result, type, target, disp, Op::kReplace);
 }
@@ -228,10 +229,7 @@ void Window::fetchAndOpSlow(const void* origin, void* result, const Datatype& ty
 
 void Window::compareAndSwap(const void* origin, const void* compare, void* result,
                             const Datatype& type, int target, std::int64_t disp) {
-  // fastAtomic takes only 8-byte integers, which compare-and-swap accepts.
-  if (compare != nullptr && fastAtomic(origin, compare, result, type, target, disp, Op::kReplace)) {
-    return;
-  }
+  if (fastCompareAndSwap(origin, compare, result, type, target, disp)) return;
   compareAndSwapSlow(origin, compare, result, type, target, disp);
 }
 

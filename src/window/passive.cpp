@@ -199,20 +199,19 @@ using detail::controlWord;
   }
 }
 
-void Window::acquire(LockType type, int target) {
+std::uint8_t Window::acquire(LockType type, int target) {
   using transport::AtomicOp;
   if (type == LockType::kShared) {
     for (unsigned attempt = 0;; ++attempt) {
       const std::uint64_t old =
           control(target, kLockWord, static_cast<int>(AtomicOp::kFetchAdd), 1);
-      if ((old & kExclusiveBit) == 0) return;
+      if ((old & kExclusiveBit) == 0) return 0;
       control(target, kLockWord, static_cast<int>(AtomicOp::kFetchAdd), kMinusOne);
       retryPause(attempt);
     }
   }
   if (cpuAtomics_ && quietExclusive(targets_[static_cast<std::size_t>(target)], true)) {
-    targets_[static_cast<std::size_t>(target)].lock = kLockQuiet;  // lockSlow adds the type
-    return;
+    return kLockQuiet;
   }
   // Exclusive: keep lock_all out (announce at rank 0), then take the target's word.
   for (unsigned attempt = 0;; ++attempt) {
@@ -223,6 +222,7 @@ void Window::acquire(LockType type, int target) {
     retryPause(attempt);
   }
   takeExclusive(target);
+  return 0;
 }
 
 void Window::takeExclusive(int target) {
@@ -378,8 +378,8 @@ void Window::lockSlow(LockType type, int target, int assertion) {
       throw Error(kErrRmaSync, "rank " + str(target) + " is already locked by this rank");
     }
     const bool nocheck = (assertion & kModeNocheck) != 0;
-    if (!nocheck) acquire(type, target);  // sets kLockQuiet where it takes a lock quietly
-    t.lock = static_cast<std::uint8_t>((t.lock & kLockQuiet) |
+    const std::uint8_t quiet = nocheck ? 0 : acquire(type, target);
+    t.lock = static_cast<std::uint8_t>(quiet |
                                        (type == LockType::kShared ? kLockShared : kLockExclusive) |
                                        (nocheck ? kLockNocheck : 0));
     ++locks_;
