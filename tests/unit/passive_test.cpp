@@ -574,6 +574,30 @@ TEST_P(Passive, SynchronisationCostsTheSameAtAnySize) {
   }
 }
 
+// One round of "a held lock makes the next locker wait": rank 1 takes a lock (hold), and 30 ms
+// after every rank knows it holds, records `round + 1` in `released` and gives it back (drop);
+// meanwhile rank 0 takes its own lock (take), which must not return before that, and gives it
+// back (give). Every rank calls it.
+template <class Hold, class Drop, class Take, class Give>
+void heldThenTaken(Context& ctx, std::atomic<int>& released, int round, Hold hold, Drop drop,
+                   Take take, Give give) {
+  ctx.world().barrier();
+  if (ctx.rank() == 1) {
+    hold();
+    ctx.world().barrier();  // held: rank 0 may try now
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    released.store(round + 1);
+    drop();
+  } else {
+    ctx.world().barrier();
+    if (ctx.rank() == 0) {
+      take();
+      EXPECT_EQ(released.load(), round + 1) << "round " << round << ": taken while held";
+      give();
+    }
+  }
+}
+
 // The first lock_all of a window waits for an exclusive lock taken before it (on CPU-atomic
 // windows such a lock does not announce itself at rank 0): fresh windows, so each round is a
 // first lock_all.
@@ -586,21 +610,10 @@ TEST_P(Passive, FirstLockAllWaitsForAnEarlierExclusiveLock) {
     const int target = ctx.size() - 1;
     for (int round = 0; round < 2; ++round) {
       auto win = Window::allocate(ctx.world(), 8, 8);
-      ctx.world().barrier();
-      if (ctx.rank() == 1) {
-        win->lock(LockType::kExclusive, round == 0 ? target : 0);
-        ctx.world().barrier();  // held: rank 0 may try now
-        std::this_thread::sleep_for(std::chrono::milliseconds(30));
-        released.store(round + 1);
-        win->unlock(round == 0 ? target : 0);
-      } else {
-        ctx.world().barrier();
-        if (ctx.rank() == 0) {
-          win->lockAll();
-          EXPECT_EQ(released.load(), round + 1) << "round " << round << ": lock_all while held";
-          win->unlockAll();
-        }
-      }
+      const int held = round == 0 ? target : 0;
+      heldThenTaken(
+          ctx, released, round, [&] { win->lock(LockType::kExclusive, held); },
+          [&] { win->unlock(held); }, [&] { win->lockAll(); }, [&] { win->unlockAll(); });
       ctx.world().barrier();
       win->free();
     }
@@ -662,29 +675,24 @@ TEST_P(Passive, HeldLocksMakeTheNextLockerWait) {
     // `target` exclusively, rank 0 locks it shared. Round 2: rank 1 holds it shared, rank 0
     // locks it exclusively.
     for (int round = 0; round < 3; ++round) {
-      ctx.world().barrier();
-      if (ctx.rank() == 1) {
-        if (round == 0) {
-          win->lockAll();
-        } else {
-          win->lock(round == 1 ? LockType::kExclusive : LockType::kShared, target);
-        }
-        ctx.world().barrier();  // held: rank 0 may try now
-        std::this_thread::sleep_for(std::chrono::milliseconds(30));
-        released.store(round + 1);
-        if (round == 0) {
-          win->unlockAll();
-        } else {
-          win->unlock(target);
-        }
-      } else {
-        ctx.world().barrier();
-        if (ctx.rank() == 0) {
-          win->lock(round == 1 ? LockType::kShared : LockType::kExclusive, target);
-          EXPECT_EQ(released.load(), round + 1) << "round " << round << ": locked while held";
-          win->unlock(target);
-        }
-      }
+      heldThenTaken(
+          ctx, released, round,
+          [&] {
+            if (round == 0) {
+              win->lockAll();
+            } else {
+              win->lock(round == 1 ? LockType::kExclusive : LockType::kShared, target);
+            }
+          },
+          [&] {
+            if (round == 0) {
+              win->unlockAll();
+            } else {
+              win->unlock(target);
+            }
+          },
+          [&] { win->lock(round == 1 ? LockType::kShared : LockType::kExclusive, target); },
+          [&] { win->unlock(target); });
     }
     ctx.world().barrier();
     win->free();
