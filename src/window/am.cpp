@@ -154,10 +154,11 @@ void Window::amUpdate(int target, const std::byte* src, const void* compare, std
        });
 
   if (target == comm_.rank()) {
-    // Our own window: apply here, under the lock the inbox service holds. Serve the inbox
-    // first: without a progress thread a rank spinning on its own window (a compare-and-swap
-    // mutex) would otherwise never apply the messages others wait on.
-    comm_.context().inboxes().serviceFromOwner();
+    // Our own window: apply here, under the lock the inbox service holds. Progress first (the
+    // transport, then the inbox): without a progress thread a rank spinning on its own window
+    // (a compare-and-swap mutex) would otherwise never apply the messages others wait on, nor,
+    // where puts run at the target (UCX over tcp), even let them reach the inbox.
+    comm_.context().progress();
     std::lock_guard<std::mutex> l(comm_.context().inboxes().lock());
     auto* mem = static_cast<std::byte*>(base_);
     for (const Seg& s : segs) {

@@ -183,6 +183,50 @@ TEST_P(Am, RepliesTicketsAndMutex) {
   EXPECT_EQ(tickets.size(), static_cast<std::size_t>(n * kRounds));
 }
 
+// Rank 0 spins for a compare-and-swap mutex in its own window while rank 1 holds it and
+// releases it by active message: each of rank 0's attempts must also move the transport, since
+// without a progress thread, over a transport that runs puts at the target (UCX over tcp,
+// unit_ucx_over_tcp), rank 1's release reaches rank 0's inbox only when rank 0's worker runs.
+TEST_P(Am, OwnerSpinningOnItsOwnWindowLetsOthersIn) {
+  auto [transport, n] = GetParam();
+  if (!transportAvailable(transport)) GTEST_SKIP() << transport << " not built";
+  if (n < 2) GTEST_SKIP() << "needs an owner and a holder";
+  spawn(n, transport, [&](Context& ctx) {
+    auto win = Window::allocate(ctx.world(), sizeof(int), sizeof(int));
+    *static_cast<int*>(win->base()) = 0;
+    ctx.world().barrier();
+    const int me = ctx.rank() + 1;
+    const int zero = 0;
+    int prev = -1;
+    win->lockAll();
+    if (ctx.rank() == 1) {
+      win->compareAndSwap(&me, &zero, &prev, type(MPI_INT), 0, 0);
+      win->flush(0);
+      EXPECT_EQ(prev, 0);
+    }
+    ctx.world().barrier();
+    if (ctx.rank() == 0) {
+      unsigned attempts = 0;
+      for (prev = -1; prev != 0; ++attempts) {
+        win->compareAndSwap(&me, &zero, &prev, type(MPI_INT), 0, 0);
+        win->flush(0);
+      }
+      EXPECT_GT(attempts, 0U);
+      win->compareAndSwap(&zero, &me, &prev, type(MPI_INT), 0, 0);
+      win->flush(0);
+      EXPECT_EQ(prev, me);
+    } else if (ctx.rank() == 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // rank 0 spins meanwhile
+      win->compareAndSwap(&zero, &me, &prev, type(MPI_INT), 0, 0);
+      win->flush(0);
+      EXPECT_EQ(prev, me) << "the mutex was not rank 1's";
+    }
+    win->unlockAll();
+    ctx.world().barrier();
+    win->free();
+  });
+}
+
 // The target computes and never calls into the runtime while the others accumulate into it
 // and flush: its progress thread applies their messages, so they finish. (Without the thread
 // they would wait until the target's next call: the "-nothread" parameter checks that case
