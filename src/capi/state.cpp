@@ -3,6 +3,8 @@
 
 namespace onesided::capi {
 
+State* const gState = new State;  // NOLINT(cppcoreguidelines-owning-memory)
+
 void throwNotActive() {
   if (!state().initialized) throw Error(MPI_ERR_OTHER, "called before MPI_Init");
   throw Error(MPI_ERR_OTHER, "called after MPI_Finalize");
