@@ -51,5 +51,13 @@ inline bool isInt64(int kind) noexcept {
 void applyOp(Op op, int kind, std::byte* dst, const std::byte* src, std::size_t n) noexcept;
 /// Bytes of one packed element of `kind` (its size, not its extent).
 std::size_t packedSize(int kind) noexcept;
+/// The accumulate lock path's fast case (Window::fastLocked) by kind: the bytes of one element
+/// of the predefined type k when the type has no gaps (size == packed size) and is not an
+/// 8-byte integer (those take CPU or NIC atomics), else 0. A table: the fast case asks once.
+extern const std::array<std::uint8_t, 64> kLockedBytes;
+/// kLockedBytes[kind] for any kind (0 outside the table) when `op` applies to it, else 0.
+inline std::size_t lockedBytes(Op op, int kind) noexcept {
+  return opAccepts(op, kind) ? kLockedBytes[static_cast<std::size_t>(kind)] : 0;
+}
 
 }  // namespace onesided

@@ -260,11 +260,13 @@ class Window {
   /// MPI_Compare_and_swap: one element; the target becomes *origin when it equals *compare.
   void compareAndSwap(const void* origin, const void* compare, void* result, const Datatype& type,
                       int target, std::int64_t disp);
-  /// accumulate's fast case alone (the accumulate lock path on a CPU-atomic window, predefined
-  /// types, the target's accumulate lock free), as fastFetchAndOp.
-  bool fastAccumulate(const void* origin, std::int64_t ocount, const Datatype& otype, int target,
-                      std::int64_t disp, std::int64_t tcount, const Datatype& ttype,
-                      Op op) noexcept;
+  /// accumulate's fast case alone (the accumulate lock path on a CPU-atomic window, the target's
+  /// accumulate lock free), as fastFetchAndOp: `count` elements of the predefined type whose
+  /// handle is `kind` on both sides, by the operation with handle `op`. Handles, not objects:
+  /// MPI_Accumulate passes its arguments straight on, and anything else (a derived type, a bad
+  /// handle) declines.
+  bool fastAccumulate(const void* origin, std::int64_t count, int kind, int target,
+                      std::int64_t disp, int op) noexcept;
   /// fetchAndOp / compareAndSwap's fast case alone (one 8-byte integer on a CPU-atomic window):
   /// true when done; false with nothing done (then the call itself checks and names errors).
   /// Never throws, so the C bindings try it before setting up their error handling.
@@ -301,6 +303,9 @@ class Window {
     std::byte* direct = nullptr;  // local address of window offset 0 on the load / store path
     std::uint64_t directLo = 0;   // window offsets [directLo, directHi) are on that path
     std::uint64_t directHi = 0;
+    // `direct` when the whole window, not empty, is on that path; null otherwise. Set with
+    // `resolved` by settle(): the fast paths' one test instead of five.
+    std::byte* whole = nullptr;
     bool resolved = false;
     // Whether base, size, disp_unit and the keys are known: at creation (gathered), or read
     // from the target's board slot on first use (describe()).
@@ -318,6 +323,12 @@ class Window {
     std::uint64_t amApplied = 0;
     std::uint64_t amReleased = 0;
     bool amPending = false;  // messages sent that amWait has not seen applied
+
+    /// Marks the target resolved once base, size and the load / store span are set.
+    void settle() noexcept {
+      whole = direct != nullptr && directLo == 0 && directHi == size && size > 0 ? direct : nullptr;
+      resolved = true;
+    }
   };
   /// Per-target state, in pages of kPage targets made when one of them is first touched: a
   /// rank holds state for the targets it reaches, plus a pointer per kPage ranks.
@@ -419,10 +430,7 @@ class Window {
   std::byte* directFootprint(int target, std::int64_t disp, std::int64_t count, std::size_t size,
                              std::int64_t& bytes) {
     Target& t = targets_[static_cast<std::size_t>(target)];
-    if (!isOpen(t) || !t.resolved || t.directLo != 0 || t.directHi != t.size || t.size == 0 ||
-        t.direct == nullptr) {
-      return nullptr;
-    }
+    if (t.whole == nullptr || !isOpen(t)) return nullptr;
     std::int64_t offset = 0;
     std::int64_t end = 0;
     if (__builtin_mul_overflow(disp, static_cast<std::int64_t>(t.dispUnit), &offset) ||
@@ -430,7 +438,7 @@ class Window {
         __builtin_add_overflow(offset, bytes, &end) || static_cast<std::uint64_t>(end) > t.size) {
       return nullptr;
     }
-    return t.direct + offset;
+    return t.whole + offset;
   }
   /// Runs fn holding `target`'s accumulate lock (a compare-and-swap on its control word, retried
   /// with retryPause), released also when fn throws.
@@ -439,9 +447,10 @@ class Window {
   /// The accumulate lock path's fast case (count elements of one predefined, gap-free,
   /// non-int64 type on origin, target and result alike; a CPU-atomic window; an open target; a
   /// footprint inside its window); false: take atomicUpdate().
-  /// With `wait` false, a lock held by another origin makes it return false, having done nothing.
-  bool fastLocked(const void* origin, void* result, std::int64_t count, const Datatype& type,
-                  int target, std::int64_t disp, Op op, bool wait = true);
+  /// `kind`: the type's handle, 0 for a derived type (which declines). With `wait` false, a
+  /// lock held by another origin makes it return false, having done nothing.
+  bool fastLocked(const void* origin, void* result, std::int64_t count, int kind, int target,
+                  std::int64_t disp, Op op, bool wait = true);
   /// Calls fn(originPiece, targetOffset, len) for every piece of a transfer, walking both type
   /// maps in step (the window's one datatype walker).
   void walk(std::byte* origin, std::size_t ocount, const Datatype& otype, std::uint64_t toffset,

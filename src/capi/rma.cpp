@@ -73,11 +73,9 @@ int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origi
   return fastOrCall(
       "MPI_Accumulate", win,
       [=](Window& w) {
-        const onesided::Datatype* t = onesided::Datatype::predefined(origin_datatype);
-        return op > 0 && op < onesided::kNumOps && t != nullptr &&
-               origin_datatype == target_datatype &&
-               w.fastAccumulate(origin_addr, origin_count, *t, target_rank, target_disp,
-                                target_count, *t, static_cast<onesided::Op>(op));
+        return origin_datatype == target_datatype && origin_count == target_count &&
+               w.fastAccumulate(origin_addr, origin_count, origin_datatype, target_rank,
+                                target_disp, op);
       },
       [=] {
         auto& w = *capi::winEntry(win).win;

@@ -76,17 +76,17 @@ bool singleAtomic(Op op, bool compare, transport::AtomicOp& a) {
 void Window::accumulate(const void* origin, std::int64_t ocount, const Datatype& otype, int target,
                         std::int64_t disp, std::int64_t tcount, const Datatype& ttype, Op op) {
   if (op != Op::kNoOp && &otype == &ttype && ocount == tcount &&
-      fastLocked(origin, nullptr, ocount, ttype, target, disp, op)) {
+      fastLocked(origin, nullptr, ocount, ttype.id(), target, disp, op)) {
     return;
   }
   accumulateSlow(origin, ocount, otype, target, disp, tcount, ttype, op);
 }
 
-bool Window::fastAccumulate(const void* origin, std::int64_t ocount, const Datatype& otype,
-                            int target, std::int64_t disp, std::int64_t tcount,
-                            const Datatype& ttype, Op op) noexcept {
-  return op != Op::kNoOp && &otype == &ttype && ocount == tcount &&
-         fastLocked(origin, nullptr, ocount, ttype, target, disp, op, false);
+// Flattened: fastLocked's nine arguments would otherwise go through the stack on every call.
+[[gnu::flatten]] bool Window::fastAccumulate(const void* origin, std::int64_t count, int kind,
+                                             int target, std::int64_t disp, int op) noexcept {
+  return op != static_cast<int>(Op::kNoOp) &&
+         fastLocked(origin, nullptr, count, kind, target, disp, static_cast<Op>(op), false);
 }
 
 void Window::accumulateSlow(const void* origin, std::int64_t ocount, const Datatype& otype,
@@ -104,7 +104,7 @@ void Window::getAccumulate(const void* origin, std::int64_t ocount, const Dataty
                            std::int64_t disp, std::int64_t tcount, const Datatype& ttype, Op op) {
   if (result != nullptr && &rtype == &ttype && rcount == tcount &&
       (op == Op::kNoOp || (&otype == &ttype && ocount == tcount)) &&
-      fastLocked(origin, result, tcount, ttype, target, disp, op)) {
+      fastLocked(origin, result, tcount, ttype.id(), target, disp, op)) {
     return;
   }
   atomicUpdate("get_accumulate", origin, ocount, otype, result, rcount, rtype, target, disp, tcount,
@@ -153,25 +153,20 @@ void Window::underAccLock(int target, F&& fn) {
   control(target, kAccLockWord, kCas, 0, me);
 }
 
-bool Window::fastLocked(const void* origin, void* result, std::int64_t count, const Datatype& type,
-                        int target, std::int64_t disp, Op op, bool wait) {
+bool Window::fastLocked(const void* origin, void* result, std::int64_t count, int kind, int target,
+                        std::int64_t disp, Op op, bool wait) {
   // The lock path of atomicUpdate() on a CPU-atomic window, for a predefined type without gaps
   // on both sides (and the result): a handful of comparisons, then the lock, the operation in
   // place and the unlock. Anything else, errors included, takes atomicUpdate(), which checks
-  // everything in order and names what is wrong.
-  if (!cpuAtomics_ || amMode_ || !type.isPredefined() || count <= 0 || disp < 0 ||
+  // everything in order and names what is wrong. (A derived type's kind is 0: no element size.)
+  const std::size_t size = lockedBytes(op, kind);
+  if (size == 0 || !cpuAtomics_ || amMode_ || count <= 0 || disp < 0 ||
       static_cast<unsigned>(target) >= targets_.size() || (op != Op::kNoOp && origin == nullptr) ||
       (result == nullptr && op == Op::kNoOp)) {
     return false;
   }
-  const int kind = type.id();
-  const int opId = static_cast<int>(op);
-  if (isInt64(kind) || opId <= 0 || opId >= kNumOps || !opAccepts(op, kind) ||
-      packedSize(kind) != type.size() || !type.contiguous() || !type.committed()) {
-    return false;
-  }
   std::int64_t bytes = 0;
-  std::byte* tp = directFootprint(target, disp, count, type.size(), bytes);
+  std::byte* tp = directFootprint(target, disp, count, size, bytes);
   if (tp == nullptr) return false;
   ++pendingOps_;
   auto body = [&] {
@@ -222,7 +217,7 @@ bool Window::fastCompareAndSwap(const void* origin, const void* compare, void* r
 
 void Window::fetchAndOpSlow(const void* origin, void* result, const Datatype& type, int target,
                             std::int64_t disp, Op op) {
-  if (result != nullptr && fastLocked(origin, result, 1, type, target, disp, op)) return;
+  if (result != nullptr && fastLocked(origin, result, 1, type.id(), target, disp, op)) return;
   atomicUpdate("fetch_and_op", origin, 1, type, result, 1, type, target, disp, 1, type, op,
                nullptr);
 }

@@ -105,7 +105,7 @@ std::unique_ptr<Window> Window::createDynamic(Comm& comm, const Error* argError,
     t.base = 0;
     t.size = ~std::uint64_t{0};
     t.dispUnit = 1;
-    t.resolved = true;
+    t.settle();
   }
   return w;
 }

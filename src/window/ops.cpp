@@ -7,6 +7,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "onesided/datatype.hpp"
 #include "onesided/op.hpp"
 
 namespace onesided {
@@ -236,6 +237,22 @@ std::uint64_t int64Kinds() noexcept {
 }  // namespace
 
 const std::uint64_t kInt64Kinds = int64Kinds();
+
+namespace {
+std::array<std::uint8_t, 64> lockedBytesTable() {
+  std::array<std::uint8_t, 64> table{};
+  for (int kind = 1; kind < 64; ++kind) {
+    const Datatype* t = Datatype::predefined(kind);
+    if (t != nullptr && !isInt64(kind) && packedSize(kind) == t->size() && t->size() > 0 &&
+        t->contiguous() && t->committed()) {
+      table[static_cast<std::size_t>(kind)] = static_cast<std::uint8_t>(t->size());
+    }
+  }
+  return table;
+}
+}  // namespace
+
+const std::array<std::uint8_t, 64> kLockedBytes = lockedBytesTable();
 
 std::size_t packedSize(int kind) noexcept {
   switch (kind) {

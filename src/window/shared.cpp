@@ -203,7 +203,7 @@ std::unique_ptr<Window> Window::allocateShared(Comm& comm, std::int64_t size, in
     t.direct = mapped + offsets[i];
     t.directLo = 0;
     t.directHi = t.size;
-    t.resolved = true;
+    t.settle();
   }
   SPDLOG_LOGGER_DEBUG(&log::core(), "shared window: {} bytes in all, this rank's part at {}", total,
                       static_cast<void*>(mapped + offsets[static_cast<std::size_t>(me)]));

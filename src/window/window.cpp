@@ -522,7 +522,7 @@ Window::Target& Window::resolve(int target) {
     }
     SPDLOG_LOGGER_DEBUG(&log::core(), "window target {}: bytes [{}, {}) of {} direct", target,
                         t.directLo, t.directHi, t.size);
-    t.resolved = true;
+    t.settle();
   }
   return t;
 }
