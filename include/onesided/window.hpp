@@ -350,6 +350,12 @@ class Window {
       const auto& page = pages_[i / kPage];
       return page ? (*page)[i % kPage] : untouched();
     }
+    /// Target i if it was ever touched, else null: for fast cases, which then decline rather
+    /// than call out for the fresh one.
+    [[nodiscard]] const Target* touched(std::size_t i) const noexcept {
+      const auto& page = pages_[i / kPage];
+      return page ? &(*page)[i % kPage] : nullptr;
+    }
     /// fn(index, target) for every target whose page exists (the others were never touched).
     template <class F>
     void forEach(F&& fn) {

@@ -337,9 +337,9 @@ bool Window::fastFlush(int target) noexcept {
     return false;
   }
   const auto i = static_cast<std::size_t>(target);
-  const Target& t = targets_[i];
-  if ((lockAll_ == kLockNone && t.lock == kLockNone) || unflushed(i) || bounceUsed_ != 0 ||
-      t.amPending) {
+  const Target* t = targets_.touched(i);
+  if (t == nullptr || (lockAll_ == kLockNone && t->lock == kLockNone) || unflushed(i) ||
+      bounceUsed_ != 0 || t->amPending) {
     return false;
   }
   // complete(target) with nothing issued but loads and stores: order them.
