@@ -331,7 +331,9 @@ class Window {
     }
   };
   /// Per-target state, in pages of kPage targets made when one of them is first touched: a
-  /// rank holds state for the targets it reaches, plus a pointer per kPage ranks.
+  /// rank holds state for the targets it reaches, plus a pointer per kPage ranks. The last page
+  /// holds only the targets that exist (a 2-rank window keeps 2 Targets, not 64: 12.8 KB less
+  /// per window).
   class TargetTable {
    public:
     static constexpr std::size_t kPage = 64;
@@ -343,18 +345,18 @@ class Window {
       auto& page = pages_[i / kPage];
       if (!page) [[unlikely]]
         return make(i);
-      return (*page)[i % kPage];
+      return page[i % kPage];
     }
     /// A target never touched reads as a fresh one (nothing issued, not described).
     const Target& operator[](std::size_t i) const {
       const auto& page = pages_[i / kPage];
-      return page ? (*page)[i % kPage] : untouched();
+      return page ? page[i % kPage] : untouched();
     }
     /// Target i if it was ever touched, else null: for fast cases, which then decline rather
     /// than call out for the fresh one.
     [[nodiscard]] const Target* touched(std::size_t i) const noexcept {
       const auto& page = pages_[i / kPage];
-      return page ? &(*page)[i % kPage] : nullptr;
+      return page ? &page[i % kPage] : nullptr;
     }
     /// fn(index, target) for every target whose page exists (the others were never touched).
     template <class F>
@@ -372,13 +374,13 @@ class Window {
       for (std::size_t p = 0; p < self.pages_.size(); ++p) {
         if (!self.pages_[p]) continue;
         for (std::size_t j = 0; j < kPage && p * kPage + j < self.n_; ++j) {
-          fn(p * kPage + j, (*self.pages_[p])[j]);
+          fn(p * kPage + j, self.pages_[p][j]);
         }
       }
     }
     Target& make(std::size_t i);
     static const Target& untouched();
-    std::vector<std::unique_ptr<std::array<Target, kPage>>> pages_;
+    std::vector<std::unique_ptr<Target[]>> pages_;
     std::size_t n_ = 0;
   };
   enum class Epoch { kNone, kFence, kPassive, kPscw };

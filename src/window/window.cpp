@@ -151,8 +151,9 @@ Window::Window(Comm& comm, Flavor flavor, int dispUnit)
 
 Window::Target& Window::TargetTable::make(std::size_t i) {
   auto& page = pages_[i / kPage];
-  page = std::make_unique<std::array<Target, kPage>>();
-  return (*page)[i % kPage];
+  const std::size_t first = i / kPage * kPage;
+  page = std::make_unique<Target[]>(std::min(kPage, n_ - first));
+  return page[i % kPage];
 }
 
 const Window::Target& Window::TargetTable::untouched() {
@@ -161,6 +162,7 @@ const Window::Target& Window::TargetTable::untouched() {
 }
 
 void Window::TargetTable::resize(std::size_t n) {
+  if (n != n_) pages_.clear();  // a page holds as many targets as existed when it was made
   n_ = n;
   pages_.resize((n + kPage - 1) / kPage);
 }
