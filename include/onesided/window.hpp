@@ -20,6 +20,7 @@ namespace onesided {
 
 class Comm;
 namespace transport {
+class Endpoint;
 class MemoryRegion;
 class RemoteKey;
 struct Iov;
@@ -410,6 +411,10 @@ class Window {
   /// The creation allgather. `failure` (class, message) is this rank's error so far, if any.
   void setUp(void* base, std::size_t size, int failClass, const std::string& failure);
   Target& resolve(int target);
+  /// t's window key and control key, unpacked through `ep` on first use; the packed bytes are
+  /// dropped then (every later use takes the unpacked key).
+  transport::RemoteKey& dataKey(Target& t, transport::Endpoint& ep);
+  transport::RemoteKey& controlKey(Target& t, transport::Endpoint& ep);
   /// Dynamic windows: finds the region at `target` holding bytes [lo, hi) and makes its key
   /// the target's current one; kErrRmaRange when there is none, after re-reading the table.
   void dynamicRegion(const char* what, int target, std::uint64_t lo, std::uint64_t hi);

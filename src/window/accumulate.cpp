@@ -291,8 +291,7 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
   // Atomics go through the transport also where loads and stores reach the target (this rank
   // included): its key is needed then too.
   if (t.key == nullptr) {
-    t.ownKey = ep.unpackRkey(t.packedKey);
-    t.key = t.ownKey.get();
+    t.key = &dataKey(t, ep);
   }
   transport::AtomicOp single{};
   if (bytes == 8 && isInt64(kind) && Datatype::predefined(ttype.id()) == &ttype &&

@@ -130,7 +130,7 @@ void Window::pollPause(unsigned attempt) {
 std::uint64_t Window::readControl(int target, std::size_t byteOffset) {
   Target& t = describe(target);
   auto& ep = comm_.context().endpoint(comm_.worldRank(target));
-  if (!t.ctlKey) t.ctlKey = ep.unpackRkey(t.ctlPackedKey);
+  controlKey(t, ep);
   std::uint64_t v = 0;
   transport::Iov iov{&v, sizeof v};
   (void)ep.get({&iov, 1}, t.ctlBase + byteOffset, *t.ctlKey);
@@ -203,7 +203,7 @@ void Window::amUpdate(int target, const std::byte* src, const void* compare, std
 
   Target& t = describe(target);
   auto& ep = comm_.context().endpoint(comm_.worldRank(target));
-  if (!t.ctlKey) t.ctlKey = ep.unpackRkey(t.ctlPackedKey);
+  controlKey(t, ep);
   const std::uint64_t first =
       control(target, kAmTicketWord, static_cast<int>(transport::AtomicOp::kFetchAdd), msgs.size());
   if (!t.amPending) {

@@ -80,7 +80,7 @@ std::uint64_t Window::control(int target, int word, int op, std::uint64_t operan
                                                operand, compare);
   }
   auto& ep = comm_.context().endpoint(comm_.worldRank(target));
-  if (!t.ctlKey) t.ctlKey = ep.unpackRkey(t.ctlPackedKey);
+  controlKey(t, ep);
   std::uint64_t old = 0;
   // Through the transport, also for this rank's own words and on-node peers: a CPU atomic is
   // not atomic with respect to a NIC's (unless no rank uses the NIC's: cpuAtomics_).
@@ -98,8 +98,7 @@ std::uint64_t Window::atomic64(int target, int op, std::uint64_t operand, std::u
   }
   auto& ep = comm_.context().endpoint(comm_.worldRank(target));
   if (t.key == nullptr) {
-    t.ownKey = ep.unpackRkey(t.packedKey);
-    t.key = t.ownKey.get();
+    t.key = &dataKey(t, ep);
   }
   std::uint64_t old = 0;
   ep.atomic(static_cast<transport::AtomicOp>(op), 8, operand, compare, &old, raddr, *t.key);
@@ -125,7 +124,7 @@ void Window::agreeOnCpuAtomics() {
       continue;
     }
     auto& ep = comm_.context().endpoint(comm_.worldRank(r));
-    if (!t.ctlKey) t.ctlKey = ep.unpackRkey(t.ctlPackedKey);
+    controlKey(t, ep);
     const transport::DirectSpan d = t.ctlKey->direct();
     if (d.lo <= t.ctlBase && t.ctlBase + control_->length() <= d.hi) {  // all alike
       t.ctlDirect = reinterpret_cast<std::byte*>(t.ctlBase + static_cast<std::uint64_t>(d.delta));

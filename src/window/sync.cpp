@@ -96,6 +96,7 @@ SyncRegion::Peer& SyncRegion::partner(int round, int member) {
     } else {
       auto& ep = ctx_.endpoint((*ranks_)[static_cast<std::size_t>(member)]);
       p.key = ep.unpackRkey(p.packedKey);
+      std::vector<std::byte>().swap(p.packedKey);  // the key is all that is used from here
       p.direct = static_cast<std::uint64_t*>(p.key->directPointer(p.base));
     }
     p.resolved = true;

@@ -510,8 +510,7 @@ Window::Target& Window::resolve(int target) {
       t.directHi = t.size;
     } else if (t.size > 0) {
       auto& ep = comm_.context().endpoint(comm_.worldRank(target));
-      t.ownKey = ep.unpackRkey(t.packedKey);
-      t.key = t.ownKey.get();
+      t.key = &dataKey(t, ep);
       // The part of the window that loads and stores reach, as window offsets.
       const transport::DirectSpan d = t.key->direct();
       const std::uint64_t lo = std::clamp(d.lo, t.base, t.base + t.size);
@@ -527,6 +526,22 @@ Window::Target& Window::resolve(int target) {
     t.settle();
   }
   return t;
+}
+
+transport::RemoteKey& Window::dataKey(Target& t, transport::Endpoint& ep) {
+  if (!t.ownKey) {
+    t.ownKey = ep.unpackRkey(t.packedKey);
+    std::vector<std::byte>().swap(t.packedKey);
+  }
+  return *t.ownKey;
+}
+
+transport::RemoteKey& Window::controlKey(Target& t, transport::Endpoint& ep) {
+  if (!t.ctlKey) {
+    t.ctlKey = ep.unpackRkey(t.ctlPackedKey);
+    std::vector<std::byte>().swap(t.ctlPackedKey);
+  }
+  return *t.ctlKey;
 }
 
 std::uint64_t Window::check(const char* what, const void* origin, std::int64_t ocount,
