@@ -130,10 +130,10 @@ void Window::pollPause(unsigned attempt) {
 std::uint64_t Window::readControl(int target, std::size_t byteOffset) {
   Target& t = describe(target);
   auto& ep = comm_.context().endpoint(comm_.worldRank(target));
-  controlKey(t, ep);
+  transport::RemoteKey& key = controlKey(t, ep);
   std::uint64_t v = 0;
   transport::Iov iov{&v, sizeof v};
-  (void)ep.get({&iov, 1}, t.ctlBase + byteOffset, *t.ctlKey);
+  (void)ep.get({&iov, 1}, t.ctlBase + byteOffset, key);
   ep.flush();
   return v;
 }
@@ -203,7 +203,7 @@ void Window::amUpdate(int target, const std::byte* src, const void* compare, std
 
   Target& t = describe(target);
   auto& ep = comm_.context().endpoint(comm_.worldRank(target));
-  controlKey(t, ep);
+  transport::RemoteKey& ctlKey = controlKey(t, ep);
   const std::uint64_t first =
       control(target, kAmTicketWord, static_cast<int>(transport::AtomicOp::kFetchAdd), msgs.size());
   if (!t.amPending) {
@@ -228,7 +228,7 @@ void Window::amUpdate(int target, const std::byte* src, const void* compare, std
   };
   auto put = [&](const std::byte* p, std::size_t n, std::uint64_t raddr) {
     transport::Iov iov{const_cast<std::byte*>(p), n};
-    (void)ep.put({&iov, 1}, raddr, *t.ctlKey);
+    (void)ep.put({&iov, 1}, raddr, ctlKey);
     // Reads the bounce buffer until complete: a full buffer must complete it before reuse.
     markDirty(target);
   };
@@ -296,11 +296,11 @@ void Window::amUpdate(int target, const std::byte* src, const void* compare, std
     const std::size_t dataAt = sizeof(AmHeader) + 16 * msg.nseg;
     if (compare != nullptr) {
       transport::Iov iov{old, elem};
-      (void)ep.get({&iov, 1}, slot + dataAt, *t.ctlKey);
+      (void)ep.get({&iov, 1}, slot + dataAt, ctlKey);
     } else {
       // The values of consecutive segments are consecutive in the packed stream.
       transport::Iov iov{old + split[msg.first].pos, msg.dataBytes};
-      (void)ep.get({&iov, 1}, slot + dataAt, *t.ctlKey);
+      (void)ep.get({&iov, 1}, slot + dataAt, ctlKey);
     }
     ep.flush();
     std::byte* zero = space(8);

@@ -80,12 +80,12 @@ std::uint64_t Window::control(int target, int word, int op, std::uint64_t operan
                                                operand, compare);
   }
   auto& ep = comm_.context().endpoint(comm_.worldRank(target));
-  controlKey(t, ep);
+  transport::RemoteKey& key = controlKey(t, ep);
   std::uint64_t old = 0;
   // Through the transport, also for this rank's own words and on-node peers: a CPU atomic is
   // not atomic with respect to a NIC's (unless no rank uses the NIC's: cpuAtomics_).
   ep.atomic(static_cast<transport::AtomicOp>(op), 8, operand, compare, &old,
-            t.ctlBase + static_cast<std::uint64_t>(word) * 8, *t.ctlKey);
+            t.ctlBase + static_cast<std::uint64_t>(word) * 8, key);
   return old;
 }
 
@@ -124,8 +124,7 @@ void Window::agreeOnCpuAtomics() {
       continue;
     }
     auto& ep = comm_.context().endpoint(comm_.worldRank(r));
-    controlKey(t, ep);
-    const transport::DirectSpan d = t.ctlKey->direct();
+    const transport::DirectSpan d = controlKey(t, ep).direct();
     if (d.lo <= t.ctlBase && t.ctlBase + control_->length() <= d.hi) {  // all alike
       t.ctlDirect = reinterpret_cast<std::byte*>(t.ctlBase + static_cast<std::uint64_t>(d.delta));
     } else {
