@@ -375,10 +375,10 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
   } else {
     // Under the target's accumulate lock: read the elements, compute, write them back.
     underAccLock(target, [&] {
-      const bool direct = t.directLo == 0 && t.directHi == t.size && t.direct != nullptr;
+      const bool direct = t.whole != nullptr;
       if (direct && ttype.contiguous()) {
         // Load / store path, one run at the target: compute in place, no copies.
-        std::byte* tp = t.direct + offset;
+        std::byte* tp = t.whole + offset;
         if (result != nullptr) std::memcpy(old.data(), tp, bytes);
         if (compare != nullptr) {
           if (std::memcmp(tp, compare, elem) == 0) std::memcpy(tp, src, elem);

@@ -115,7 +115,7 @@ void Window::agreeOnCpuAtomics() {
   const int p = comm_.size();
   for (int r = 0; r < p && ok; ++r) {
     Target& t = resolve(r);
-    if (t.size > 0 && (t.direct == nullptr || t.directLo != 0 || t.directHi != t.size)) {
+    if (t.size > 0 && t.whole == nullptr) {
       ok = false;
       break;
     }

@@ -737,7 +737,7 @@ void Window::transfer(void* origin, std::int64_t ocount, const Datatype& otype, 
   if (!t.resolved) [[unlikely]]
     resolve(target);
   auto* o = static_cast<std::byte*>(origin);
-  if (t.directLo == 0 && t.directHi == t.size) {
+  if (t.whole != nullptr) {
     // Load / store path (same process or a shared-memory window): done when the copy is.
     // Strided on both sides with equal blocks, or strided on one side and contiguous on the
     // other: a copy loop with the block size fixed.
