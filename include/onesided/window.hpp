@@ -296,6 +296,12 @@ class Window {
     std::uint64_t base = 0;
     std::uint64_t size = 0;
     int dispUnit = 1;
+    std::uint8_t lock = 0;  // kLockNone / kLockShared / kLockExclusive, | kLockNocheck
+    bool resolved = false;
+    // Whether base, size, disp_unit and the keys are known: at creation (gathered), or read
+    // from the target's board slot on first use (describe()).
+    bool described = false;
+    bool amPending = false;  // accumulates by message sent that amWait has not seen applied
     std::vector<std::byte> packedKey;
     std::unique_ptr<transport::RemoteKey> ownKey;  // unpacked on first access
     // The key in use: ownKey's, or in a dynamic window the key of the region the access in
@@ -307,23 +313,17 @@ class Window {
     // `direct` when the whole window, not empty, is on that path; null otherwise. Set with
     // `resolved` by settle(): the fast paths' one test instead of five.
     std::byte* whole = nullptr;
-    bool resolved = false;
-    // Whether base, size, disp_unit and the keys are known: at creation (gathered), or read
-    // from the target's board slot on first use (describe()).
-    bool described = false;
     // The target's control words (lock word, lock_all counter at rank 0, accumulate lock).
     std::uint64_t ctlBase = 0;
     std::vector<std::byte> ctlPackedKey;
     std::unique_ptr<transport::RemoteKey> ctlKey;
     std::byte* ctlDirect = nullptr;  // the control words' local address, with cpuAtomics_
-    std::uint8_t lock = 0;           // kLockNone / kLockShared / kLockExclusive, | kLockNocheck
     std::uint64_t completions = 0;   // flushes (complete()) of this target, for request tickets
     // Accumulates by active message to this target (src/window/am.cpp): tickets sent, and the
     // target's applied / released counters as last read.
     std::uint64_t amSent = 0;
     std::uint64_t amApplied = 0;
     std::uint64_t amReleased = 0;
-    bool amPending = false;  // messages sent that amWait has not seen applied
 
     /// Marks the target resolved once base, size and the load / store span are set.
     void settle() noexcept {
@@ -333,11 +333,11 @@ class Window {
   };
   /// Per-target state, in pages of kPage targets made when one of them is first touched: a
   /// rank holds state for the targets it reaches, plus a pointer per kPage ranks. The last page
-  /// holds only the targets that exist (a 2-rank window keeps 2 Targets, not 64: 12.8 KB less
-  /// per window).
+  /// holds only the targets that exist (a 2-rank window keeps 2 Targets, not kPage).
   class TargetTable {
    public:
-    static constexpr std::size_t kPage = 64;
+    // A halo code touches a page or two (2.8 KB each); the pointers cost p / 2 bytes.
+    static constexpr std::size_t kPage = 16;
     // Out of line: Target holds keys of a type incomplete here.
     void resize(std::size_t n);
     void clear() noexcept;
