@@ -21,11 +21,20 @@ struct InfoHeader {
 
 SyncRegion::SyncRegion(Context& ctx, const std::vector<int>& worldRanks, int me)
     : ctx_(ctx), ranks_(&worldRanks), me_(me) {
-  region_ = ctx_.transport().registerMemory(nullptr, kRounds * kSlotStride,
-                                            transport::Placement::kAllocate,
-                                            transport::Access::kRemoteWrite);
-  std::memset(region_->base(), 0, kRounds * kSlotStride);
+  own_ = ctx_.transport().registerMemory(nullptr, kBytes, transport::Placement::kAllocate,
+                                         transport::Access::kRemoteWrite);
+  region_ = own_.get();
+  slots_ = static_cast<std::byte*>(own_->base());
+  std::memset(slots_, 0, kBytes);
 }
+
+SyncRegion::SyncRegion(Context& ctx, const std::vector<int>& worldRanks, int me,
+                       const transport::MemoryRegion& host, std::size_t offset)
+    : ctx_(ctx),
+      ranks_(&worldRanks),
+      me_(me),
+      region_(&host),
+      slots_(static_cast<std::byte*>(host.base()) + offset) {}
 
 SyncRegion::~SyncRegion() {
   // The last barrier's puts to peers reached through the transport may still be in flight (a
@@ -46,9 +55,9 @@ SyncRegion::~SyncRegion() {
   peers_.clear();
 }
 
-std::vector<std::byte> regionInfo(const transport::MemoryRegion& r) {
+std::vector<std::byte> regionInfo(const transport::MemoryRegion& r, const void* at) {
   auto key = r.packRkey();
-  InfoHeader h{reinterpret_cast<std::uint64_t>(r.base()), key.size()};
+  InfoHeader h{reinterpret_cast<std::uint64_t>(at != nullptr ? at : r.base()), key.size()};
   std::vector<std::byte> out(sizeof h + key.size());
   std::memcpy(out.data(), &h, sizeof h);
   if (!key.empty()) std::memcpy(out.data() + sizeof h, key.data(), key.size());
@@ -70,7 +79,7 @@ void parseRegionInfo(const std::vector<std::byte>& in, std::uint64_t& base,
                    in.begin() + static_cast<std::ptrdiff_t>(sizeof h + h.keyLen));
 }
 
-std::vector<std::byte> SyncRegion::localInfo() const { return regionInfo(*region_); }
+std::vector<std::byte> SyncRegion::localInfo() const { return regionInfo(*region_, slots_); }
 
 std::size_t SyncRegion::infoSize(const std::byte* in) { return regionInfoSize(in); }
 
@@ -108,8 +117,7 @@ SyncRegion::Peer& SyncRegion::partner(int round, int member) {
 }
 
 std::uint64_t* SyncRegion::slot(int round) const {
-  return reinterpret_cast<std::uint64_t*>(static_cast<std::byte*>(region_->base()) +
-                                          static_cast<std::size_t>(round) * kSlotStride);
+  return reinterpret_cast<std::uint64_t*>(slots_ + static_cast<std::size_t>(round) * kSlotStride);
 }
 
 void SyncRegion::barrier() {

@@ -20,9 +20,9 @@ class Context;
 
 namespace onesided::detail {
 
-/// A registered region as its peers learn of it: its base address and packed remote key in one
-/// blob (the sync region's, a collective channel's).
-std::vector<std::byte> regionInfo(const transport::MemoryRegion& r);
+/// A registered region as its peers learn of it: an address in it (`at`; its base when null)
+/// and its packed remote key in one blob (the sync region's, a collective channel's).
+std::vector<std::byte> regionInfo(const transport::MemoryRegion& r, const void* at = nullptr);
 /// The length of the regionInfo blob at the front of `in`.
 std::size_t regionInfoSize(const std::byte* in);
 /// The base and packed key of a regionInfo blob.
@@ -38,6 +38,13 @@ class SyncRegion {
   /// directly). `worldRanks[i]` is the world rank of member i (the communicator's list, which
   /// must outlive this region); `me` is this rank's index.
   SyncRegion(Context& ctx, const std::vector<int>& worldRanks, int me);
+  /// The same with the slots in `host` at `offset` (kBytes there, zeroed, 8-byte aligned), a
+  /// region the caller registered for remote writes and keeps until this one is gone: a window
+  /// puts them next to its control words, one registration (and one shared-memory segment)
+  /// instead of two.
+  SyncRegion(Context& ctx, const std::vector<int>& worldRanks, int me,
+             const transport::MemoryRegion& host, std::size_t offset);
+  static constexpr std::size_t kBytes = static_cast<std::size_t>(kRounds) * kSlotStride;
   ~SyncRegion();
   SyncRegion(const SyncRegion&) = delete;
   SyncRegion& operator=(const SyncRegion&) = delete;
@@ -74,7 +81,9 @@ class SyncRegion {
   Context& ctx_;
   const std::vector<int>* ranks_;
   int me_;
-  std::unique_ptr<transport::MemoryRegion> region_;
+  std::unique_ptr<transport::MemoryRegion> own_;  // the first constructor's registration
+  const transport::MemoryRegion* region_;         // own_ or the host
+  std::byte* slots_;
   std::function<std::vector<std::byte>(int)> lazyInfo_;  // connectLazily()
   std::vector<Peer> peers_;
   std::uint64_t epoch_ = 0;

@@ -292,14 +292,17 @@ void Window::setUp(void* base, std::size_t size, int failClass, const std::strin
   base_ = base;
   size_ = size;
   if (failClass == kSuccess) {
-    sync_ = std::make_unique<detail::SyncRegion>(comm_.context(), comm_.worldRanks(), comm_.rank());
     // The same choice on every rank (Context::accumulateByMessage); with it, the control region
-    // carries the inbox of accumulates by active message.
+    // carries the inbox of accumulates by active message. The fence's sync slots come last in
+    // it: one registration (one shared-memory segment) for both.
     amMode_ = comm_.context().accumulateByMessage(comm_);
-    const std::size_t ctlBytes = kControlBytes + (amMode_ ? detail::kInboxBytes : 0);
+    const std::size_t syncAt = kControlBytes + (amMode_ ? detail::kInboxBytes : 0);
+    const std::size_t ctlBytes = syncAt + detail::SyncRegion::kBytes;
     control_ = comm_.context().transport().registerMemory(
         nullptr, ctlBytes, transport::Placement::kAllocate, transport::Access::kRemoteAll);
     std::memset(control_->base(), 0, ctlBytes);
+    sync_ = std::make_unique<detail::SyncRegion>(comm_.context(), comm_.worldRanks(), comm_.rank(),
+                                                 *control_, syncAt);
   }
   // This rank's descriptor: the window (base, size, disp_unit, key), the control region and the
   // sync region, and whether this rank failed (then its message instead of the regions), so
