@@ -408,6 +408,11 @@ class Window {
   static constexpr std::size_t kControlBytes = 64;
 
   Window(Comm& comm, Flavor flavor, int dispUnit);
+  /// Where an allocate window's control area starts in its registration, and its size.
+  static constexpr std::size_t controlOffset(std::size_t size) noexcept {
+    return (size + 63) / 64 * 64;
+  }
+  static std::size_t controlBytes(bool amMode) noexcept;
   /// The creation allgather. `failure` (class, message) is this rank's error so far, if any.
   void setUp(void* base, std::size_t size, int failClass, const std::string& failure);
   Target& resolve(int target);
@@ -605,7 +610,11 @@ class Window {
   std::unique_ptr<transport::MemoryRegion> region_;   // our registration, if we made one
   const transport::MemoryRegion* exposed_ = nullptr;  // region_ or an MPI_Alloc_mem region
   std::unique_ptr<detail::SyncRegion> sync_;
-  std::unique_ptr<transport::MemoryRegion> control_;  // this rank's control words
+  // This rank's control area (control words, accumulate inbox, fence slots): in control_, or
+  // after the memory of an allocate window, in region_.
+  std::unique_ptr<transport::MemoryRegion> control_;
+  std::byte* ctlMem_ = nullptr;
+  std::size_t ctlLen_ = 0;
   TargetTable targets_;
   std::unique_ptr<transport::MemoryRegion> bounce_;  // registered, for packed transfers
   std::size_t bounceUsed_ = 0;

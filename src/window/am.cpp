@@ -338,7 +338,7 @@ void Window::amWait(int target) {
 bool Window::serviceInbox() {
   using detail::AmHeader;
   if (!amRegistered_) return false;
-  auto* ctl = static_cast<std::byte*>(control_->base());
+  auto* ctl = ctlMem_;
   auto word = [&](std::size_t off) {
     return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(ctl + off));
   };

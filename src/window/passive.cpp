@@ -120,12 +120,12 @@ void Window::agreeOnCpuAtomics() {
       break;
     }
     if (r == comm_.rank()) {
-      t.ctlDirect = static_cast<std::byte*>(control_->base());
+      t.ctlDirect = ctlMem_;
       continue;
     }
     auto& ep = comm_.context().endpoint(comm_.worldRank(r));
     const transport::DirectSpan d = controlKey(t, ep).direct();
-    if (d.lo <= t.ctlBase && t.ctlBase + control_->length() <= d.hi) {  // all alike
+    if (d.lo <= t.ctlBase && t.ctlBase + ctlLen_ <= d.hi) {  // all alike
       t.ctlDirect = reinterpret_cast<std::byte*>(t.ctlBase + static_cast<std::uint64_t>(d.delta));
     } else {
       ok = false;

@@ -32,7 +32,7 @@ std::string str(std::int64_t v) { return std::to_string(v); }
 }  // namespace
 
 std::uint64_t Window::ownControl(int word) const {
-  auto* words = static_cast<std::uint64_t*>(control_->base());
+  auto* words = reinterpret_cast<std::uint64_t*>(ctlMem_);
   return std::atomic_ref<std::uint64_t>(words[word]).load(std::memory_order_acquire);
 }
 

@@ -146,6 +146,10 @@ bool packOrigin(std::size_t ocount, const Datatype& otype, std::size_t tcount,
 
 }  // namespace
 
+std::size_t Window::controlBytes(bool amMode) noexcept {
+  return kControlBytes + (amMode ? detail::kInboxBytes : 0) + detail::SyncRegion::kBytes;
+}
+
 Window::Window(Comm& comm, Flavor flavor, int dispUnit)
     : comm_(comm), flavor_(flavor), dispUnit_(dispUnit) {}
 
@@ -232,8 +236,11 @@ std::unique_ptr<Window> Window::allocate(Comm& comm, std::int64_t size, int disp
   const auto bytes = cls == kSuccess ? static_cast<std::size_t>(size) : 0;
   if (cls == kSuccess) {
     try {
+      // Room for the control area after the window (setUp), in the same registration.
+      const bool am = comm.context().accumulateByMessage(comm);
       w->region_ = comm.context().transport().registerMemory(
-          nullptr, bytes, transport::Placement::kAllocate, transport::Access::kRemoteAll);
+          nullptr, controlOffset(bytes) + controlBytes(am), transport::Placement::kAllocate,
+          transport::Access::kRemoteAll);
       w->exposed_ = w->region_.get();
     } catch (const Error& e) {
       cls = e.errorClass();
@@ -292,17 +299,26 @@ void Window::setUp(void* base, std::size_t size, int failClass, const std::strin
   base_ = base;
   size_ = size;
   if (failClass == kSuccess) {
-    // The same choice on every rank (Context::accumulateByMessage); with it, the control region
+    // The same choice on every rank (Context::accumulateByMessage); with it, the control area
     // carries the inbox of accumulates by active message. The fence's sync slots come last in
-    // it: one registration (one shared-memory segment) for both.
+    // it. An allocate window's control area follows its memory in one registration (allocate()
+    // made room): one key per target for both. Other flavours register it apart.
     amMode_ = comm_.context().accumulateByMessage(comm_);
     const std::size_t syncAt = kControlBytes + (amMode_ ? detail::kInboxBytes : 0);
-    const std::size_t ctlBytes = syncAt + detail::SyncRegion::kBytes;
-    control_ = comm_.context().transport().registerMemory(
-        nullptr, ctlBytes, transport::Placement::kAllocate, transport::Access::kRemoteAll);
-    std::memset(control_->base(), 0, ctlBytes);
+    const transport::MemoryRegion* host = region_.get();
+    std::size_t at = controlOffset(size);
+    if (flavor_ != Flavor::kAllocate) {
+      control_ = comm_.context().transport().registerMemory(
+          nullptr, controlBytes(amMode_), transport::Placement::kAllocate,
+          transport::Access::kRemoteAll);
+      host = control_.get();
+      at = 0;
+    }
+    ctlMem_ = static_cast<std::byte*>(host->base()) + at;
+    ctlLen_ = controlBytes(amMode_);
+    std::memset(ctlMem_, 0, ctlLen_);
     sync_ = std::make_unique<detail::SyncRegion>(comm_.context(), comm_.worldRanks(), comm_.rank(),
-                                                 *control_, syncAt);
+                                                 *host, at + syncAt);
   }
   // This rank's descriptor: the window (base, size, disp_unit, key), the control region and the
   // sync region, and whether this rank failed (then its message instead of the regions), so
@@ -311,9 +327,10 @@ void Window::setUp(void* base, std::size_t size, int failClass, const std::strin
   std::vector<std::byte> sync;
   if (failClass == kSuccess) {
     key = exposed_->packRkey();
-    // The control region travels in front of the sync region's info: base, key length, key.
-    const auto ctlKey = control_->packRkey();
-    const std::uint64_t ctl[2] = {reinterpret_cast<std::uint64_t>(control_->base()), ctlKey.size()};
+    // The control area travels in front of the sync region's info: base, key length, key (none
+    // when it shares the window's registration: controlKey() takes the window's key then).
+    const auto ctlKey = control_ ? control_->packRkey() : std::vector<std::byte>{};
+    const std::uint64_t ctl[2] = {reinterpret_cast<std::uint64_t>(ctlMem_), ctlKey.size()};
     sync.resize(sizeof ctl + ctlKey.size());
     std::memcpy(sync.data(), ctl, sizeof ctl);
     std::copy(ctlKey.begin(), ctlKey.end(), sync.begin() + sizeof ctl);
@@ -541,6 +558,9 @@ transport::RemoteKey& Window::dataKey(Target& t, transport::Endpoint& ep) {
 
 transport::RemoteKey& Window::controlKey(Target& t, transport::Endpoint& ep) {
   if (!t.ctlKey) {
+    // No key of its own: the control area is in the window's registration (allocate). (The
+    // self transport packs every key empty, and any of its keys does for any address.)
+    if (t.ctlPackedKey.empty()) return dataKey(t, ep);
     t.ctlKey = ep.unpackRkey(t.ctlPackedKey);
     std::vector<std::byte>().swap(t.ctlPackedKey);
   }

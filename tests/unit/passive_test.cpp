@@ -699,6 +699,35 @@ TEST_P(Passive, HeldLocksMakeTheNextLockerWait) {
   });
 }
 
+// An allocate window's control words (lock word, accumulate lock, fence slots) follow its memory
+// in one registration: a put one byte past the end of a 5-byte window fails at the origin, and
+// the locks and fences that use those words go on working.
+TEST_P(Passive, ControlWordsAfterAnAllocateWindowAreOutOfReach) {
+  auto [transport, n] = GetParam();
+  if (!transportAvailable(transport)) GTEST_SKIP() << transport << " not built";
+  spawn(n, transport, [&, n = n](Context& ctx) {
+    auto win = Window::allocate(ctx.world(), 5, 1);
+    auto* mine = static_cast<std::uint8_t*>(win->base());
+    std::memset(mine, 0, 5);
+    ctx.world().barrier();
+    const std::uint8_t v[2] = {0xff, 0xff};
+    const int right = (ctx.rank() + 1) % n;
+    for (int round = 0; round < 3; ++round) {
+      win->lock(LockType::kExclusive, right);
+      expectError(kErrRmaRange, [&] { win->put(std::span<const std::uint8_t>(v, 2), right, 4); });
+      expectError(kErrRmaRange, [&] { win->put(std::span<const std::uint8_t>(v, 1), right, 5); });
+      win->put(std::span<const std::uint8_t>(v, 1), right, 4);
+      win->unlock(right);
+      win->fence();
+      win->fence();
+    }
+    ctx.world().barrier();
+    EXPECT_EQ(mine[4], 0xff);
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(mine[i], 0) << "byte " << i;
+    win->free();
+  });
+}
+
 INSTANTIATE_TEST_SUITE_P(All, Passive,
                          ::testing::Combine(::testing::ValuesIn(transportsWithAm()),
                                             ::testing::Values(1, 2, 3, 4)),
