@@ -308,9 +308,9 @@ void Window::setUp(void* base, std::size_t size, int failClass, const std::strin
     const transport::MemoryRegion* host = region_.get();
     std::size_t at = controlOffset(size);
     if (flavor_ != Flavor::kAllocate) {
-      control_ = comm_.context().transport().registerMemory(
-          nullptr, controlBytes(amMode_), transport::Placement::kAllocate,
-          transport::Access::kRemoteAll);
+      control_ = comm_.context().transport().registerMemory(nullptr, controlBytes(amMode_),
+                                                            transport::Placement::kAllocate,
+                                                            transport::Access::kRemoteAll);
       host = control_.get();
       at = 0;
     }
