@@ -84,8 +84,11 @@ tsan="$build-tsan"
 cmake -S "$here" -B "$tsan" -DCMAKE_BUILD_TYPE=Debug -DONESIDED_WERROR=ON -DONESIDED_SANITIZE=thread \
   -DONESIDED_WITH_UCX=OFF -DONESIDED_BUILD_BENCH=OFF -DONESIDED_BUILD_EXAMPLES=OFF >/dev/null
 cmake --build "$tsan" -j "$jobs" --target unit_tests
+# Not the 16 MiB ring transfers: under TSan they are instrumented copies (about 400 of the
+# stage's 930 test-seconds) that check chunking, not concurrency; their 1 MiB cases run here, and
+# the 16 MiB ones in every other stage.
 (cd "$tsan" && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j "$jobs" -L unit \
-  --timeout 900) || failed "TSan unit" "$tsan"
+  -E 'Large/PutGet.*16777216B' --timeout 900) || failed "TSan unit" "$tsan"
 
 echo "== summary"
 if [ "$status" -ne 0 ]; then
