@@ -290,14 +290,12 @@ void Channel::connectLazily(int n, std::function<std::vector<std::byte>(int)> in
 }
 
 std::byte* Channel::claimSlot(std::size_t slot) {
-  static_assert(kBoardSlots <= 64, "slotsTaken_ has a bit per slot");
-  const std::uint64_t bit = std::uint64_t{1} << slot;
-  if ((slotsTaken_ & bit) != 0) return nullptr;
-  slotsTaken_ |= bit;
+  if (slotsTaken_.test(slot)) return nullptr;
+  slotsTaken_.set(slot);
   return local_ + boardOff_ + slot * kBoardSlotBytes;
 }
 
-void Channel::releaseSlot(std::size_t slot) noexcept { slotsTaken_ &= ~(std::uint64_t{1} << slot); }
+void Channel::releaseSlot(std::size_t slot) noexcept { slotsTaken_.reset(slot); }
 
 void Channel::readSlot(int member, std::size_t slot, std::byte* dst, std::size_t len) {
   Peer& p = resolve(member);

@@ -30,6 +30,7 @@
 #pragma once
 
 #include <array>
+#include <bitset>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -124,9 +125,11 @@ class Channel {
   // keys) in a slot of each member's region, where peers read them on first access instead of
   // gathering p of them at creation (src/window/window.cpp). A window created while its slot is
   // still taken by a live one (kBoardSlots windows apart), or whose descriptor does not fit,
-  // gathers them as before.
-  static constexpr std::size_t kBoardSlots = 64;
-  static constexpr std::size_t kBoardSlotBytes = 2048;
+  // gathers them as before. 256 KiB a member: programs that keep a window per array (ARMCI-MPI,
+  // Global Arrays) hold a hundred or more at once, and a descriptor takes about 330 bytes on
+  // UCX over shared memory (verbs: less).
+  static constexpr std::size_t kBoardSlots = 256;
+  static constexpr std::size_t kBoardSlotBytes = 1024;
   /// The sequence number of the next window on this communicator: the same on every member,
   /// since windows are created collectively and in the same order.
   std::uint64_t nextWindow() noexcept { return windows_++; }
@@ -235,9 +238,9 @@ class Channel {
   };
   std::vector<Buffer> buffers_;
   int inflight_ = 4;
-  std::size_t boardOff_ = 0;      // the window board's offset in the region
-  std::uint64_t windows_ = 0;     // nextWindow()
-  std::uint64_t slotsTaken_ = 0;  // claimSlot() bits
+  std::size_t boardOff_ = 0;             // the window board's offset in the region
+  std::uint64_t windows_ = 0;            // nextWindow()
+  std::bitset<kBoardSlots> slotsTaken_;  // claimSlot() bits
   int algorithm_ = 0;
   // Streams from this many bytes go by rendezvous (0: never), to peers on the load / store
   // path and to peers reached by put (ONESIDED_COLL_ZCOPY sets both).

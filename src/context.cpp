@@ -2,6 +2,7 @@
 #include "onesided/context.hpp"
 
 #include <sched.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <algorithm>
@@ -118,6 +119,11 @@ Context::Context(std::unique_ptr<bootstrap::Bootstrap> boot, const Options& opti
   rank_ = boot_->rank();
   size_ = boot_->size();
   nodePeers_ = boot_->nodePeers();
+  {
+    struct stat ns {};
+    pidNamespace_ = ::stat("/proc/self/ns/pid", &ns) == 0 ? static_cast<std::int64_t>(ns.st_ino)
+                                                          : -1 - static_cast<std::int64_t>(rank_);
+  }
   // A launcher that reports dead ranks (PMIx) ends transport waits too, not just its own.
   if (cancel_ == nullptr) cancel_ = boot_->failedFlag();
   {

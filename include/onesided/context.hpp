@@ -97,6 +97,10 @@ class Context {
   [[nodiscard]] bool accumulateByMessage(const Comm& comm) const;
   /// Whether every member of `comm` is on this rank's node (the same answer on every member).
   [[nodiscard]] bool sameNode(const Comm& comm) const;
+  /// This process's PID namespace (the inode of /proc/self/ns/pid), or -1 - rank when it cannot
+  /// be read (so that ranks that cannot tell never count as sharing one). On-node peers map
+  /// each other's shared memory through /proc/PID paths only inside one PID namespace.
+  [[nodiscard]] std::int64_t pidNamespace() const noexcept { return pidNamespace_; }
   /// The windows whose inboxes this rank serves (and the progress thread serving them).
   detail::Inboxes& inboxes();
   /// Spins (driving progress) until done() is true, then backs off to yielding and sleeping so
@@ -138,6 +142,7 @@ class Context {
   int size_ = 1;
   const std::atomic<bool>* cancel_ = nullptr;
   std::vector<int> nodePeers_;
+  std::int64_t pidNamespace_ = -1;
   bool spinWait_ = false;  // ONESIDED_WAIT=spin: waits never yield or sleep
   enum class AccMode { kAuto, kMessage, kLock } accMode_ = AccMode::kAuto;
   bool progressThread_ = true;

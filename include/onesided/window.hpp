@@ -336,8 +336,9 @@ class Window {
   /// holds only the targets that exist (a 2-rank window keeps 2 Targets, not kPage).
   class TargetTable {
    public:
-    // A halo code touches a page or two (2.8 KB each); the pointers cost p / 2 bytes.
-    static constexpr std::size_t kPage = 16;
+    // A halo code touches a page or two (1.4 KB each), and a window on one node also rank 0's
+    // (its lock_all word); the pointers cost p bytes.
+    static constexpr std::size_t kPage = 8;
     // Out of line: Target holds keys of a type incomplete here.
     void resize(std::size_t n);
     void clear() noexcept;
@@ -505,6 +506,9 @@ class Window {
   }
   void describeSlow(int target);
   void releaseSlot() noexcept;
+  /// Whether loads and stores reach `target`'s window memory and control words (resolved);
+  /// sets t.ctlDirect when they do.
+  bool cpuReach(int target, Target& t);
   /// Decides cpuAtomics_ with the other ranks (setUp).
   void agreeOnCpuAtomics();
   /// A remote atomic on one of `target`'s control words; returns the old value.

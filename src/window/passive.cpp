@@ -72,7 +72,7 @@ void Window::checkRank(int target) const {
 
 std::uint64_t Window::control(int target, int word, int op, std::uint64_t operand,
                               std::uint64_t compare) {
-  Target& t = describe(target);
+  Target& t = cpuAtomics_ ? resolve(target) : describe(target);
   ++controlOps_;
   if (cpuAtomics_) {
     return transport::cpuAtomic<std::uint64_t>(static_cast<transport::AtomicOp>(op),
@@ -91,7 +91,7 @@ std::uint64_t Window::control(int target, int word, int op, std::uint64_t operan
 
 std::uint64_t Window::atomic64(int target, int op, std::uint64_t operand, std::uint64_t compare,
                                std::uint64_t raddr) {
-  Target& t = describe(target);
+  Target& t = cpuAtomics_ ? resolve(target) : describe(target);
   if (cpuAtomics_ && raddr % 8 == 0) {
     return transport::cpuAtomic<std::uint64_t>(static_cast<transport::AtomicOp>(op),
                                                t.direct + (raddr - t.base), operand, compare);
@@ -105,38 +105,59 @@ std::uint64_t Window::atomic64(int target, int op, std::uint64_t operand, std::u
   return old;
 }
 
+bool Window::cpuReach(int target, Target& t) {
+  if (t.size > 0 && t.whole == nullptr) return false;
+  if (target == comm_.rank()) {
+    t.ctlDirect = ctlMem_;
+    return true;
+  }
+  auto& ep = comm_.context().endpoint(comm_.worldRank(target));
+  const transport::DirectSpan d = controlKey(t, ep).direct();
+  if (d.lo <= t.ctlBase && t.ctlBase + ctlLen_ <= d.hi) {  // all alike
+    t.ctlDirect = reinterpret_cast<std::byte*>(t.ctlBase + static_cast<std::uint64_t>(d.delta));
+    return true;
+  }
+  return false;
+}
+
 void Window::agreeOnCpuAtomics() {
   cpuAtomics_ = false;
   // Only windows on one node can qualify; every rank knows alike whether this one is, so the
   // others skip the agreement round together. Dynamic windows are reached through the keys of
   // attached regions, not a base: they keep the transport's atomics.
   if (flavor_ == Flavor::kDynamic || !comm_.context().sameNode(comm_)) return;
-  bool ok = true;
   const int p = comm_.size();
-  for (int r = 0; r < p && ok; ++r) {
-    Target& t = resolve(r);
-    if (t.size > 0 && t.whole == nullptr) {
-      ok = false;
-      break;
-    }
-    if (r == comm_.rank()) {
-      t.ctlDirect = ctlMem_;
-      continue;
-    }
-    auto& ep = comm_.context().endpoint(comm_.worldRank(r));
-    const transport::DirectSpan d = controlKey(t, ep).direct();
-    if (d.lo <= t.ctlBase && t.ctlBase + ctlLen_ <= d.hi) {  // all alike
-      t.ctlDirect = reinterpret_cast<std::byte*>(t.ctlBase + static_cast<std::uint64_t>(d.delta));
-    } else {
-      ok = false;
-    }
-  }
+  const int me = comm_.rank();
+  auto reach = [&](int r) { return cpuReach(r, resolve(r)); };
   if (p == 1) {
-    cpuAtomics_ = ok;
+    cpuAtomics_ = reach(me);
     return;
   }
-  std::int64_t all = ok ? 1 : 0;
-  coll::allreduce(comm_, coll::inPlace(), &all, 1, &datatypeOf<std::int64_t>(), Op::kMin);
+  using I64 = std::int64_t;
+  if (flavor_ == Flavor::kAllocate) {
+    // O(1) per rank: whether a peer maps an allocate window's memory (control words included:
+    // one registration) depends on how its owner's transport allocated it (UCX: System V
+    // segments, or POSIX shared memory, or private pages when both are exhausted), and on the
+    // peer sharing the owner's PID namespace (POSIX segments are mapped through /proc/PID).
+    // Within one PID namespace, one peer that maps it stands for all: each rank maps its right
+    // neighbour's window (so every window is tried) and rank 0's (the lock_all word), and the
+    // other targets are mapped when first reached (resolve()). Across PID namespaces on one
+    // node, every target is checked, as below.
+    const bool ok = reach(me) && reach((me + 1) % p) && reach(0);
+    const I64 ns = comm_.context().pidNamespace();
+    I64 v[3] = {ok ? 1 : 0, ns, -ns};
+    coll::allreduce(comm_, coll::inPlace(), v, 3, &datatypeOf<I64>(), Op::kMin);
+    if (v[1] == -v[2]) {
+      cpuAtomics_ = v[0] == 1;
+      return;
+    }
+  }
+  // Every target mapped now (create windows: whether each rank's memory can be shared depends
+  // on its own alignment), agreed by every rank.
+  bool ok = true;
+  for (int r = 0; r < p && ok; ++r) ok = reach(r);
+  I64 all = ok ? 1 : 0;
+  coll::allreduce(comm_, coll::inPlace(), &all, 1, &datatypeOf<I64>(), Op::kMin);
   cpuAtomics_ = all == 1;
 }
 
@@ -208,7 +229,7 @@ std::uint8_t Window::acquire(LockType type, int target) {
       retryPause(attempt);
     }
   }
-  if (cpuAtomics_ && quietExclusive(targets_[static_cast<std::size_t>(target)], true)) {
+  if (cpuAtomics_ && quietExclusive(resolve(target), true)) {
     return kLockQuiet;
   }
   // Exclusive: keep lock_all out (announce at rank 0), then take the target's word.
@@ -238,7 +259,7 @@ void Window::awaitQuietLocks() {
   master.fetch_or(kLockAllBegun);
   const int p = comm_.size();
   for (int r = 0; r < p; ++r) {
-    auto word = controlWord(targets_[static_cast<std::size_t>(r)].ctlDirect, kLockWord);
+    auto word = controlWord(resolve(r).ctlDirect, kLockWord);
     for (unsigned attempt = 0; (word.load() & kExclusiveBit) != 0; ++attempt) retryPause(attempt);
   }
   ++controlOps_;
@@ -254,7 +275,7 @@ bool Window::fastLock(LockType type, int target, int assertion) noexcept {
     return false;
   }
   Target& t = targets_[static_cast<std::size_t>(target)];
-  if (t.lock != kLockNone) return false;
+  if (t.lock != kLockNone || !t.resolved) return false;  // resolve(): the general path
   std::uint8_t quiet = 0;
   if (type == LockType::kExclusive &&
       (controlWord(targets_[0].ctlDirect, kMasterWord).load() & kLockAllBegun) == 0) {

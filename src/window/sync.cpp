@@ -91,7 +91,10 @@ void SyncRegion::connect(const std::vector<std::vector<std::byte>>& infos) {
 }
 
 void SyncRegion::connectLazily(std::function<std::vector<std::byte>(int)> info) {
-  peers_.resize(kRounds);
+  // One partner per dissemination round: ceil(log2 p) of them.
+  std::size_t rounds = 0;
+  while ((std::size_t{1} << rounds) < ranks_->size()) ++rounds;
+  peers_.resize(rounds);
   lazyInfo_ = std::move(info);
 }
 

@@ -544,6 +544,15 @@ Window::Target& Window::resolve(int target) {
     SPDLOG_LOGGER_DEBUG(&log::core(), "window target {}: bytes [{}, {}) of {} direct", target,
                         t.directLo, t.directHi, t.size);
     t.settle();
+    // On a window whose ranks agreed on CPU atomics from a few targets (agreeOnCpuAtomics), every
+    // other target must be reachable alike: the transport's atomics would not be atomic with
+    // the others' CPU atomics, so there is nothing to fall back to.
+    if (cpuAtomics_ && !cpuReach(target, t)) {
+      throw Error(kErrOther, "rank " + str(target) +
+                                 "'s window memory cannot be mapped into this process, although "
+                                 "its neighbour's could (every rank of the window agreed at "
+                                 "creation to update it with CPU atomics)");
+    }
   }
   return t;
 }

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Window creation without an O(p) exchange: create and allocate windows publish their
 // descriptors on the communicator's board, and a rank reads a target's descriptor when it first
-// reaches it. Ranks as threads, over every transport; "nodes" of one rank each, so windows span
-// nodes (on one node every rank describes every target to agree on CPU atomics).
+// reaches it. Ranks as threads, over every transport; mostly "nodes" of one rank each, so
+// windows span nodes (on one node a rank also maps two more targets at creation, to agree on CPU
+// atomics).
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <vector>
 
+#include "collectives/channel.hpp"
 #include "rank_test.hpp"
 
 namespace onesided::test {
@@ -44,12 +47,51 @@ TEST_P(Board, DescriptorsAreReadOnFirstUse) {
       1);
 }
 
+// On one node an allocate window maps a constant number of targets at creation (itself, its
+// right neighbour and rank 0) to agree on CPU atomics, and the others when first reached: every
+// rank then locks, updates and unlocks every target (exclusive and shared locks, fetch-and-op
+// and accumulate through the agreed path), and the sums come out whole.
+TEST_P(Board, OnOneNodeAllocateWindowsMapTargetsOnFirstUse) {
+  auto [transport, n] = GetParam();
+  if (!transportAvailable(transport)) GTEST_SKIP() << transport << " not built";
+  spawn(n, transport, [&, n = n](Context& ctx) {
+    auto win = Window::allocate(ctx.world(), 2 * sizeof(std::int64_t), sizeof(std::int64_t));
+    EXPECT_LE(win->knownTargets(), static_cast<std::size_t>(std::min(n, 3)))
+        << "targets described at creation";
+    auto* mine = static_cast<std::int64_t*>(win->base());
+    mine[0] = 0;
+    mine[1] = 0;
+    ctx.world().barrier();
+    const Datatype& i64 = datatypeOf<std::int64_t>();
+    const std::int64_t one = 1;
+    const std::int64_t me = ctx.rank() + 1;
+    for (int k = 0; k < n; ++k) {
+      const int t = (ctx.rank() + k) % n;  // staggered
+      std::int64_t old = -1;
+      win->lock(LockType::kExclusive, t);
+      win->fetchAndOp(&one, &old, i64, t, 0, Op::kSum);
+      win->unlock(t);
+      EXPECT_GE(old, 0);
+      EXPECT_LT(old, n);
+      win->lock(LockType::kShared, t);
+      win->accumulate(&me, 1, i64, t, 1, 1, i64, Op::kSum);
+      win->unlock(t);
+    }
+    ctx.world().barrier();
+    EXPECT_EQ(mine[0], n);
+    EXPECT_EQ(mine[1], static_cast<std::int64_t>(n) * (n + 1) / 2);
+    EXPECT_EQ(win->knownTargets(), static_cast<std::size_t>(n));
+    win->free();
+  });
+}
+
 // Slots are reused: more windows one after another than the board has slots, and more live at
 // once than it has (those beyond it gather their descriptors instead); every one works.
 TEST_P(Board, ManyWindowsLiveAndInTurn) {
   auto [transport, n] = GetParam();
   if (!transportAvailable(transport)) GTEST_SKIP() << transport << " not built";
-  constexpr int kLive = 70;  // more than detail::Channel::kBoardSlots (64)
+  constexpr int kSlots = static_cast<int>(detail::Channel::kBoardSlots);
+  constexpr int kLive = kSlots + 6;
   spawn(
       n, transport,
       [&, n = n](Context& ctx) {
@@ -75,7 +117,7 @@ TEST_P(Board, ManyWindowsLiveAndInTurn) {
           live.push_back(Window::allocate(ctx.world(), sizeof(std::int64_t), sizeof(std::int64_t)));
           if (!live.back()->onBoard()) ++gathered;
         }
-        EXPECT_EQ(gathered, kLive - 64) << "windows beyond the board's slots";
+        EXPECT_EQ(gathered, kLive - kSlots) << "windows beyond the board's slots";
         for (int i = 0; i < kLive; ++i) check(*live[static_cast<std::size_t>(i)], i);
         for (auto& w : live) w->free();
       },
