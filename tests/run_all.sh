@@ -48,7 +48,16 @@ echo "== tests"
 echo "== cluster (tests/cluster): mpirun, srun --mpi=pmix on one node and on 3 namespace hosts"
 # Root only (network namespaces, slurmd); stops its daemons and deletes its namespaces itself.
 # About 2 minutes; the outer timeout is a backstop (the script cleans up on TERM).
-timeout -k 30 900 bash "$here/tests/cluster/run.sh" "$build" || failed "cluster (tests/cluster/run.sh)"
+# Its output is kept, so that the summary can end with the steps that failed and the end of the
+# first one's output (a CI log is often read from its last lines only).
+if ! timeout -k 30 900 bash "$here/tests/cluster/run.sh" "$build" 2>&1 | tee "$build/cluster.log"; then
+  failed "cluster (tests/cluster/run.sh)"
+  details+="cluster: $(grep -cE '^ +FAIL ' "$build/cluster.log") failed steps:"$'\n'
+  details+="$(grep -E '^ +FAIL ' "$build/cluster.log" | head -n 8)"$'\n'
+  details+="the first one's output (its last lines):"$'\n'
+  details+="$(awk '/^ +FAIL /{on=1; next} on && /^ +(ok|FAIL) /{exit} on' "$build/cluster.log" |
+    tail -n 14)"$'\n'
+fi
 
 echo "== soft-RoCE VM (tests/rxe): the suites over the verbs transport and UCX on rxe0"
 # The host's kernel has no RDMA; the VM runs Debian's kernel with rxe, under TCG, and this build
