@@ -44,25 +44,33 @@ mpi_bench() {  # mpi_bench SYSTEM BENCH ARGS...
 # repeat has no row, and the medians are over the others.
 for rep in $(seq 1 "$repeats"); do
   echo "repeat $rep/$repeats" >&2
-  perftest ib_write_lat -s 8 -n 1000 | awk '$1 == 8 && $5 ~ /^[0-9.]+$/ {print "{\"bench\":\"put_lat\",\"system\":\"perftest\",\"p50_us\":" $5 ",\"avg_us\":" $6 "}"}'
-  perftest ib_read_lat -s 8 -n 1000 | awk '$1 == 8 && $5 ~ /^[0-9.]+$/ {print "{\"bench\":\"get_lat\",\"system\":\"perftest\",\"p50_us\":" $5 ",\"avg_us\":" $6 "}"}'
-  perftest ib_atomic_lat -n 1000 | awk '$1 == 8 && $5 ~ /^[0-9.]+$/ {print "{\"bench\":\"fadd_lat\",\"system\":\"perftest\",\"p50_us\":" $5 ",\"avg_us\":" $6 "}"}'
-  perftest ib_write_bw -s 1048576 -n 200 | awk '$1 == 1048576 && $4 ~ /^[0-9.]+$/ {print "{\"bench\":\"put_bw\",\"system\":\"perftest\",\"mbps\":" $4 * 1.048576 "}"}'
-  timeout 300 "$build/bench/verbs_transport" --iters 1000
-  for system in onesided openmpi; do
-    mpi_bench "$system" put_latency --sizes 8 --iters 100 --repeats 5 --warmup-iters 20
-    mpi_bench "$system" get_latency --sizes 8 --iters 100 --repeats 5 --warmup-iters 20
-    mpi_bench "$system" put_latency --sync flush --sizes 8 --iters 100 --repeats 5 --warmup-iters 20
-    mpi_bench "$system" get_latency --sync flush --sizes 8 --iters 100 --repeats 5 --warmup-iters 20
-    mpi_bench "$system" fop_latency --sync flush --iters 100 --repeats 5 --warmup-iters 20
-    mpi_bench "$system" acc_latency --sync flush --sizes 8 --iters 50 --repeats 5 --warmup-iters 10
-    mpi_bench "$system" put_bw --sizes 1048576 --iters 2 --repeats 3 --warmup-iters 1
-    mpi_bench "$system" put_bw --sync flush --sizes 1048576 --iters 2 --repeats 3 --warmup-iters 1
-  done
-  mpi_bench onesided-am acc_latency --sync flush --sizes 8 --iters 50 --repeats 5 --warmup-iters 10
-  mpi_bench onesided-am gacc_latency --sync flush --sizes 8 --iters 50 --repeats 5 --warmup-iters 10
-  mpi_bench onesided gacc_latency --sync flush --sizes 8 --iters 50 --repeats 5 --warmup-iters 10
-  mpi_bench openmpi gacc_latency --sync flush --sizes 8 --iters 50 --repeats 5 --warmup-iters 10
+  {
+    perftest ib_write_lat -s 8 -n 1000 | awk '$1 == 8 && $5 ~ /^[0-9.]+$/ {print "{\"bench\":\"put_lat\",\"system\":\"perftest\",\"p50_us\":" $5 ",\"avg_us\":" $6 "}"}'
+    perftest ib_read_lat -s 8 -n 1000 | awk '$1 == 8 && $5 ~ /^[0-9.]+$/ {print "{\"bench\":\"get_lat\",\"system\":\"perftest\",\"p50_us\":" $5 ",\"avg_us\":" $6 "}"}'
+    perftest ib_atomic_lat -n 1000 | awk '$1 == 8 && $5 ~ /^[0-9.]+$/ {print "{\"bench\":\"fadd_lat\",\"system\":\"perftest\",\"p50_us\":" $5 ",\"avg_us\":" $6 "}"}'
+    perftest ib_write_bw -s 1048576 -n 200 | awk '$1 == 1048576 && $4 ~ /^[0-9.]+$/ {print "{\"bench\":\"put_bw\",\"system\":\"perftest\",\"mbps\":" $4 * 1.048576 "}"}'
+    timeout 300 "$build/bench/verbs_transport" --iters 1000
+    # Each benchmark on both systems back to back, so that a slow phase of the VM hits both.
+    while read -r bench args; do
+      for system in onesided openmpi; do
+        # shellcheck disable=SC2086
+        mpi_bench "$system" "$bench" $args </dev/null
+      done
+    done <<'SPECS'
+put_latency --sizes 8 --iters 100 --repeats 5 --warmup-iters 20
+get_latency --sizes 8 --iters 100 --repeats 5 --warmup-iters 20
+put_latency --sync flush --sizes 8 --iters 100 --repeats 5 --warmup-iters 20
+get_latency --sync flush --sizes 8 --iters 100 --repeats 5 --warmup-iters 20
+fop_latency --sync flush --iters 100 --repeats 5 --warmup-iters 20
+acc_latency --sync flush --sizes 8 --iters 50 --repeats 5 --warmup-iters 10
+put_bw --sizes 1048576 --iters 2 --repeats 3 --warmup-iters 1
+put_bw --sync flush --sizes 1048576 --iters 2 --repeats 3 --warmup-iters 1
+SPECS
+    mpi_bench onesided-am acc_latency --sync flush --sizes 8 --iters 50 --repeats 5 --warmup-iters 10
+    mpi_bench onesided-am gacc_latency --sync flush --sizes 8 --iters 50 --repeats 5 --warmup-iters 10
+    mpi_bench onesided gacc_latency --sync flush --sizes 8 --iters 50 --repeats 5 --warmup-iters 10
+    mpi_bench openmpi gacc_latency --sync flush --sizes 8 --iters 50 --repeats 5 --warmup-iters 10
+  } | sed "s/^{/{\"repeat\":$rep,/"
 done >"$out/results.jsonl"
 
 python3 - "$out/results.jsonl" <<'PY'
@@ -77,20 +85,34 @@ def f(v, bw=False):
 def ratio(a, b, bw=False):
     if a is None or b is None: return "-"
     return f"{a / b:.2f}"
+def per_repeat(sa, ba, sb, bb, key, flavor=None):
+    """The ratio a / b within each repeat (the two measured minutes apart, so slow phases of the
+    VM hit both alike): median, min and max over the repeats."""
+    def pick(system, bench, rep):
+        v = [r[key] for r in rows if r.get("repeat") == rep and r["system"] == system
+             and r["bench"] == bench and key in r and (flavor is None or r.get("flavor") == flavor)]
+        return v[0] if v else None
+    rs = []
+    for rep in sorted({r.get("repeat") for r in rows}):
+        a, b = pick(sa, ba, rep), pick(sb, bb, rep)
+        if a and b: rs.append(a / b)
+    if not rs: return "-"
+    return f"{statistics.median(rs):.2f} ({min(rs):.2f}-{max(rs):.2f})"
 print("Transport level (perftest's method; latency per iteration: median = perftest's t_typical,")
 print("mean = its t_avg):")
-print(f"{'row':16} {'perftest':>14} {'onesided verbs':>16} {'ratio':>6}")
+print(f"{'row':16} {'perftest':>14} {'onesided verbs':>16} {'ratio':>6}  per repeat: median (range)")
 for bench, key, bw in (("put_lat", "p50_us", False), ("put_lat", "avg_us", False),
                        ("get_lat", "p50_us", False), ("get_lat", "avg_us", False),
                        ("fadd_lat", "p50_us", False), ("fadd_lat", "avg_us", False),
                        ("put_bw", "mbps", True)):
     p, o = med("perftest", bench, key), med("onesided-verbs", bench, key)
     label = bench + ("" if bw else (" median" if key == "p50_us" else " mean"))
-    print(f"{label:16} {f(p, bw):>14} {f(o, bw):>16} {ratio(o, p, bw):>6}")
+    print(f"{label:16} {f(p, bw):>14} {f(o, bw):>16} {ratio(o, p, bw):>6}  "
+          f"{per_repeat('onesided-verbs', bench, 'perftest', bench, key)}")
 print()
 print("MPI level (bench/*.c), 2 ranks, allocate windows; *_flush: one MPI_Win_lock_all epoch,")
 print("MPI_Win_flush per operation; the others: one MPI_Win_fence epoch per operation:")
-print(f"{'row':28} {'onesided verbs':>16} {'Open MPI osc ucx':>18} {'ratio':>6}")
+print(f"{'row':28} {'onesided verbs':>16} {'Open MPI osc ucx':>18} {'ratio':>6}  per repeat")
 for bench, n, bw in (("put_latency_flush", 8, False), ("get_latency_flush", 8, False),
                      ("fop_latency_flush", 8, False), ("acc_latency_flush", 8, False),
                      ("put_latency", 8, False), ("get_latency", 8, False),
@@ -98,10 +120,21 @@ for bench, n, bw in (("put_latency_flush", 8, False), ("get_latency_flush", 8, F
                      ("put_bw_flush", 1048576, True)):
     key = "mbps" if bw else "p50_us"
     o, m = med("onesided", bench, key, "allocate"), med("openmpi", bench, key, "allocate")
-    print(f"{bench + ' ' + str(n) + ' B':28} {f(o, bw):>16} {f(m, bw):>18} {ratio(o, m, bw):>6}")
+    print(f"{bench + ' ' + str(n) + ' B':28} {f(o, bw):>16} {f(m, bw):>18} {ratio(o, m, bw):>6}  "
+          f"{per_repeat('onesided', bench, 'openmpi', bench, key, 'allocate')}")
 for bench in ("acc_latency_flush", "gacc_latency_flush"):
     o, m = med("onesided-am", bench, "p50_us", "allocate"), med("openmpi", bench, "p50_us", "allocate")
-    print(f"{bench + ' 8 B (by message)':28} {f(o):>16} {f(m):>18} {ratio(o, m):>6}")
+    print(f"{bench + ' 8 B (by message)':28} {f(o):>16} {f(m):>18} {ratio(o, m):>6}  "
+          f"{per_repeat('onesided-am', bench, 'openmpi', bench, 'p50_us', 'allocate')}")
+# The MPI level against the device's bound: one fetch_and_op + flush against ib_atomic_lat, one
+# put + flush and one get + flush against the write and read round trips (ib_*_lat reports half
+# a write round trip: twice it is the bound of a put that waits for its completion).
+print()
+print("MPI level against perftest (per repeat: median (range)):")
+print("  fop_latency_flush / ib_atomic_lat: " +
+      per_repeat("onesided", "fop_latency_flush", "perftest", "fadd_lat", "p50_us"))
+print("  get_latency_flush / ib_read_lat:   " +
+      per_repeat("onesided", "get_latency_flush", "perftest", "get_lat", "p50_us"))
 print()
 print("ratio = onesided / other: latency lower is better, bandwidth higher is better. Medians of "
       f"{len([r for r in rows if r['system'] == 'perftest' and r['bench'] == 'put_lat'])} repeats, "
