@@ -548,6 +548,8 @@ Window::Target& Window::resolve(int target) {
     // other target must be reachable alike: the transport's atomics would not be atomic with
     // the others' CPU atomics, so there is nothing to fall back to.
     if (cpuAtomics_ && !cpuReach(target, t)) {
+      t.resolved = false;  // never used as if reachable
+      t.whole = nullptr;
       throw Error(kErrOther, "rank " + str(target) +
                                  "'s window memory cannot be mapped into this process, although "
                                  "its neighbour's could (every rank of the window agreed at "
