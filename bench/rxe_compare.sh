@@ -104,7 +104,7 @@ print(f"{'row':16} {'perftest':>14} {'onesided verbs':>16} {'ratio':>6}  per rep
 for bench, key, bw in (("put_lat", "p50_us", False), ("put_lat", "avg_us", False),
                        ("get_lat", "p50_us", False), ("get_lat", "avg_us", False),
                        ("fadd_lat", "p50_us", False), ("fadd_lat", "avg_us", False),
-                       ("put_bw", "mbps", True)):
+                       ("putflush_lat", "p50_us", False), ("put_bw", "mbps", True)):
     p, o = med("perftest", bench, key), med("onesided-verbs", bench, key)
     label = bench + ("" if bw else (" median" if key == "p50_us" else " mean"))
     print(f"{label:16} {f(p, bw):>14} {f(o, bw):>16} {ratio(o, p, bw):>6}  "
@@ -135,6 +135,10 @@ print("  fop_latency_flush / ib_atomic_lat: " +
       per_repeat("onesided", "fop_latency_flush", "perftest", "fadd_lat", "p50_us"))
 print("  get_latency_flush / ib_read_lat:   " +
       per_repeat("onesided", "get_latency_flush", "perftest", "get_lat", "p50_us"))
+# put + flush has no perftest counterpart: against the verbs transport's own put + flush (no
+# perftest row: "-"), the MPI layer's cost; against Open MPI's, the table above.
+print("  put_latency_flush / putflush_lat:  " +
+      per_repeat("onesided", "put_latency_flush", "onesided-verbs", "putflush_lat", "p50_us"))
 print()
 print("ratio = onesided / other: latency lower is better, bandwidth higher is better. Medians of "
       f"{len([r for r in rows if r['system'] == 'perftest' and r['bench'] == 'put_lat'])} repeats, "

@@ -4,6 +4,8 @@
 //   put_lat   ping-pong of 8-byte puts, each side polling its own memory: half the round trip
 //             (ib_write_lat's method);
 //   get_lat   one 8-byte get, then flush: a read round trip (ib_read_lat);
+//   putflush_lat  one 8-byte put, then flush: a write and its acknowledgement (MPI_Put +
+//             MPI_Win_flush at the transport, no perftest counterpart);
 //   fadd_lat  one 8-byte fetch-and-add, blocking (ib_atomic_lat);
 //   put_bw    1 MiB puts from registered memory, flushed every 16 (ib_write_bw).
 // Two transports in this process, one per thread ("rank 0" and "rank 1"): every byte goes
@@ -135,6 +137,14 @@ int main(int argc, char** argv) {
     }
     timed("get_lat", iters, 1, [&](int) {
       e01->get({&iov, 1}, b1, *k1);
+      e01->flush();
+    });
+    for (int i = 0; i < iters / 10; ++i) {
+      e01->put({&iov, 1}, b1, *k1);
+      e01->flush();
+    }
+    timed("putflush_lat", iters, 1, [&](int) {
+      e01->put({&iov, 1}, b1, *k1);
       e01->flush();
     });
     std::uint64_t old = 0;
