@@ -724,37 +724,100 @@ bool Channel::sendSmall(const SendOp& o) {
   return true;
 }
 
-bool Channel::recvSmall(const RecvOp& o) {
+Channel::Small Channel::recvSmall(const RecvOp& o, bool wait) {
   if (o.grow != nullptr || o.progress != nullptr || o.errorOut != nullptr ||
-      o.foldBase != nullptr || !o.dst.type->contiguous()) {
-    return false;
+      !o.dst.type->contiguous()) {
+    return Small::kDecline;
   }
   Peer& p = resolve(o.peer);
-  ctx_.waitUntil([&] { return arrived(o.peer, p); });
+  if (wait) {
+    ctx_.waitUntil([&] { return arrived(o.peer, p); });
+  } else if (!arrived(o.peer, p)) {
+    return Small::kNotYet;
+  }
   const std::byte* chunk = local_ + slotOff(o.peer, p.recvCells);
   ChunkHeader h{};
   std::memcpy(&h, chunk, sizeof h);
   const std::uint64_t mine = signatureOf(o.dst);
   if (h.kind != kData || h.poison != 0 || h.total != streamBytes(o.dst) || h.len != h.total ||
       signaturesDiffer(h.sig, mine, h.total)) {
-    return false;  // a pad, a rendezvous, several chunks or an error: tryRecv names it
+    return Small::kDecline;  // a pad, a rendezvous, several chunks or an error: tryRecv names it
   }
-  if (h.len > 0) {  // a buffer of 0 elements may be NULL
-    std::memcpy(const_cast<void*>(o.dst.buf), chunk + sizeof h, static_cast<std::size_t>(h.len));
+  auto* out = static_cast<std::byte*>(const_cast<void*>(o.dst.buf));
+  if (o.foldBase != nullptr && h.len > 0) {
+    // A reduction's one chunk: out = base op in (allreduce's rounds, a tree's one child).
+    const std::size_t unit = packedSize(o.foldKind);
+    if (h.len % unit != 0) return Small::kDecline;
+    if (o.foldBase != out) std::memcpy(out, o.foldBase, static_cast<std::size_t>(h.len));
+    applyOp(o.foldOp, o.foldKind, out, chunk + sizeof h, static_cast<std::size_t>(h.len) / unit);
+  } else if (h.len > 0) {  // a buffer of 0 elements may be NULL
+    std::memcpy(out, chunk + sizeof h, static_cast<std::size_t>(h.len));
   }
   consume(o.peer, p, cellsFor(sizeof h + static_cast<std::size_t>(h.len)));
-  return true;
+  return Small::kDone;
+}
+
+bool Channel::recvsSmall(std::span<const RecvOp> recvs, SmallVec<RecvOp, 8>& rest) {
+  // Two receives from one peer must take its chunks in order: the general path's business.
+  if (seen_.size() != peers_.size()) seen_.assign(peers_.size(), 0);
+  ++phase_;
+  // Folding receives, too: they complete in list order (see RecvOp).
+  for (const RecvOp& o : recvs) {
+    std::uint64_t& mark = seen_[static_cast<std::size_t>(o.peer)];
+    if (mark == phase_ || o.foldBase != nullptr) {
+      for (const RecvOp& r : recvs) rest.push_back(r);
+      return false;
+    }
+    mark = phase_;
+  }
+  SmallVec<std::uint8_t, 64> done;
+  for (std::size_t i = 0; i < recvs.size(); ++i) done.push_back(0);
+  std::size_t left = recvs.size();
+  bool declined = false;
+  while (!declined) {
+    for (std::size_t i = 0; i < recvs.size() && !declined; ++i) {
+      if (done[i] != 0) continue;
+      const Small s = recvSmall(recvs[i], false);
+      declined = s == Small::kDecline;
+      if (s == Small::kDone) {
+        done[i] = 1;
+        --left;
+      }
+    }
+    if (left == 0) return true;
+    if (declined) break;
+    ctx_.waitUntil([&] {
+      for (std::size_t i = 0; i < recvs.size(); ++i) {
+        const int peer = recvs[i].peer;
+        if (done[i] == 0 && arrived(peer, peers_[static_cast<std::size_t>(peer)])) return true;
+      }
+      return false;
+    });
+  }
+  for (std::size_t i = 0; i < recvs.size(); ++i) {
+    if (done[i] == 0) rest.push_back(recvs[i]);
+  }
+  return false;
 }
 
 void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs) {
-  // A phase of one small contiguous send and / or receive (rooted collectives, two ranks, tree
-  // leaves) goes straight through, without the general path's per-phase state; anything it
-  // does not take (a put, a rendezvous, a full ring, an error) goes the general way.
-  if (sends.size() == 1 && recvs.size() <= 1 && sendSmall(sends[0])) {
-    if (recvs.empty() || recvSmall(recvs[0])) return;
-    sends = sends.subspan(1);
-  } else if (sends.empty() && recvs.size() == 1 && recvSmall(recvs[0])) {
-    return;
+  // Small contiguous sends to peers on the load / store path go straight into their rings,
+  // and then, with every send of the phase out, small contiguous receives are taken as their
+  // chunks arrive, without the general path's per-phase state (a small collective's time is
+  // mostly bookkeeping). Whatever these do not take (a put, a rendezvous, a full ring, an
+  // error, a send behind one of those) goes the general way, in order.
+  std::size_t sent = 0;
+  while (sent < sends.size() && sendSmall(sends[sent])) ++sent;
+  sends = sends.subspan(sent);
+  SmallVec<RecvOp, 8> rest;
+  if (sends.empty()) {
+    if (recvs.empty()) return;
+    if (recvs.size() == 1) {
+      if (recvSmall(recvs[0], true) == Small::kDone) return;
+    } else {
+      if (recvsSmall(recvs, rest)) return;
+      recvs = rest;
+    }
   }
   // The states stay in the channel from phase to phase: a small collective's time is mostly
   // bookkeeping, and allocating them was a good part of it. run() is never re-entered.

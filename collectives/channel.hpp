@@ -38,6 +38,7 @@
 #include <span>
 #include <vector>
 
+#include "collectives/small_vec.hpp"
 #include "onesided/op.hpp"
 #include "transport/transport.hpp"
 
@@ -205,10 +206,18 @@ class Channel {
   bool trySend(SendState& s);
   bool tryRecv(RecvState& r);
   /// run()'s fast cases: the whole of a one-chunk contiguous send to a peer on the load / store
-  /// path, or of a receive of one contiguous data chunk (waiting for it); false: nothing was
-  /// written or consumed, and the general path takes the operation.
+  /// path, or of a receive of one contiguous data chunk (folded in, for a reduction); false /
+  /// kDecline: nothing was written
+  /// or consumed, and the general path takes the operation. recvSmall waits for the chunk when
+  /// `wait`, else answers kNotYet while it has not arrived.
+  enum class Small { kDone, kNotYet, kDecline };
   bool sendSmall(const SendOp& o);
-  bool recvSmall(const RecvOp& o);
+  Small recvSmall(const RecvOp& o, bool wait);
+  /// run()'s fast case for a phase of several receives whose sends all went by sendSmall: takes
+  /// each chunk as it arrives, in any order (waiting on one peer in turn could hold up another
+  /// peer's rendezvous, whose sender waits for it). True: all done; false: `rest` holds those
+  /// the general path must take (all of them if two come from one peer or one folds).
+  bool recvsSmall(std::span<const RecvOp> recvs, SmallVec<RecvOp, 8>& rest);
 
   Context& ctx_;
   std::vector<int> ranks_;
@@ -223,6 +232,9 @@ class Channel {
   std::byte* local_ = nullptr;                           // region_'s base
   std::function<std::vector<std::byte>(int)> lazyInfo_;  // connectLazily()
   std::vector<Peer> peers_;
+  // recvsSmall's marks: seen_[member] == phase_ when a receive of the phase is from member.
+  std::vector<std::uint64_t> seen_;
+  std::uint64_t phase_ = 0;
   std::vector<std::byte> staging_;  // chunks bound for peers reached by put
   std::vector<std::byte> foldIn_;   // a folding receive's rendezvous stream, before the fold
   bool foldsChecked_ = false;       // checkFolds()
