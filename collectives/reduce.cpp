@@ -4,8 +4,9 @@
 // basic elements, which the reduction kernels of window/ops take), partial results move
 // through the scratch channel up a binomial tree (default) or straight to the root (linear, the
 // root folding in rank order), and the result is unpacked with the receive type. Allreduce is
-// recursive doubling on a power-of-two number of ranks and otherwise a reduce to rank 0 and a
-// broadcast; reduce_scatter_block a reduce to rank 0 and a scatter.
+// a direct exchange for small vectors on up to 8 ranks (forced by `linear`), otherwise
+// recursive doubling on a power-of-two number of ranks and a reduce to rank 0 and a broadcast
+// on others; reduce_scatter_block a reduce to rank 0 and a scatter.
 #include "collectives/common.hpp"
 
 namespace onesided::coll {
@@ -36,6 +37,50 @@ Checked checkReduce(const void* sbuf, const void* rbuf, std::size_t inCount, std
 /// From this many bytes per rank allreduce on a power-of-two number of ranks halves: each rank
 /// folds and sends (p - 1) / p of the vector in all instead of log2 p whole vectors.
 constexpr std::size_t kHalvingFrom = std::size_t{64} * 1024;
+
+/// Up to this many bytes per rank and this many ranks (beyond 2), allreduce is one exchange:
+/// every rank writes its vector to every other and folds all p in rank order. One phase
+/// instead of log2 p rounds: with more ranks than cores each round waits for the partner to be
+/// scheduled (4 ranks on 2 cores, 8 bytes: 11 us by recursive doubling, against Open MPI's 8).
+constexpr std::size_t kDirectBelow = 256;
+constexpr int kDirectMaxRanks = 8;
+
+/// Allreduce by direct exchange (above). Every rank folds the same vectors in the same order,
+/// so all end with the same bits.
+void allreduceDirect(Comm& comm, const Stream& input, int kind, Op op, std::size_t bytesN,
+                     void* rbuf, std::size_t n, const Datatype& type, std::byte* direct) {
+  const int p = comm.size();
+  const int me = comm.rank();
+  auto& ch = comm.channel();
+  const std::byte* mine = packedInput(ch, input, 2);
+  std::byte* const parts = ch.buffer(3, static_cast<std::size_t>(p) * bytesN);
+  auto part = [&](int r) { return parts + static_cast<std::size_t>(r) * bytesN; };
+  SendList sends;
+  RecvList recvs;
+  for (int d = 1; d < p; ++d) {
+    const int to = (me + d) % p;
+    const int from = (me - d + p) % p;
+    sends.push_back({to, bytes(mine, bytesN), 0});
+    recvs.push_back({from, bytes(part(from), bytesN), nullptr});
+  }
+  Failure f;
+  f.run(ch, sends, recvs);
+  f.rethrow();
+  std::byte* out = direct != nullptr ? direct : ch.buffer(0, bytesN);
+  if (mine == out && bytesN != 0) {  // in place: the result overwrites this rank's input
+    std::memcpy(part(me), mine, bytesN);
+    mine = part(me);
+  }
+  for (int r = 0; r < p; ++r) {
+    const std::byte* src = r == me ? mine : part(r);
+    if (r == 0) {
+      if (bytesN != 0) std::memcpy(out, src, bytesN);
+    } else {
+      reduceInto(op, kind, out, src, bytesN);
+    }
+  }
+  if (out != direct) unpack(out, bytesN, rbuf, n, type);
+}
 
 /// Allreduce by recursive halving, then recursive doubling (Rabenseifner): in round k of the
 /// first half every rank sends the half of its current range that rank ^ 2^k keeps and folds
@@ -118,7 +163,13 @@ void allreduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Dataty
   // Where the result goes: straight into the receive buffer when it is one run of packed
   // elements.
   auto* direct = c.type->contiguous() ? static_cast<std::byte*>(rbuf) : nullptr;
-  const bool powerOfTwo = p > 1 && (p & (p - 1)) == 0 && forcedAlg(comm) != Alg::kLinear;
+  const Alg alg = forcedAlg(comm);
+  if (p > 2 && (alg == Alg::kLinear ||
+                (alg == Alg::kAuto && p <= kDirectMaxRanks && bytesN <= kDirectBelow))) {
+    allreduceDirect(comm, c.in, c.kind, op, bytesN, rbuf, n, *c.type, direct);
+    return;
+  }
+  const bool powerOfTwo = p > 1 && (p & (p - 1)) == 0;
   if (powerOfTwo && bytesN >= kHalvingFrom && n >= static_cast<std::size_t>(p)) {
     allreduceHalving(comm, c.in, c.kind, op, n, bytesN, rbuf, *c.type, direct);
     return;

@@ -5,6 +5,7 @@
 // by rendezvous (the receiver reads the sender's buffer), and with a tiny scratch chunk so every
 // transfer is many chunks through the two halves of a slot.
 #include <cstdlib>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <string>
@@ -286,6 +287,62 @@ TEST_P(Collectives, LargeAllreduce) {
       for (int k = 0; k < count; ++k) d[static_cast<std::size_t>(k)] = (k + me) % p;
       coll::allreduce(c, d.data(), dmax.data(), count, &datatypeOf<double>(), Op::kMax);
       for (int k = 0; k < count; ++k) ASSERT_EQ(dmax[static_cast<std::size_t>(k)], p - 1) << k;
+    }
+  });
+}
+
+// Allreduce of a few elements (one exchange on 3-8 ranks; recursive doubling, or reduce and
+// bcast, otherwise): every rank ends with the same bits where the order of a floating-point sum
+// matters; in place; a strided type whose holes stay untouched; and a rank whose count differs
+// makes every rank fail with a count error instead of hanging, after which the communicator
+// still works.
+TEST_P(Collectives, SmallAllreduce) {
+  auto [transport, n, alg, chunk] = GetParam();
+  spawn(n, transport, [&](Context& ctx) {
+    Comm& c = ctx.world();
+    const int p = c.size();
+    const int me = c.rank();
+    const Datatype* dt = &datatypeOf<double>();
+    const std::vector<double> d = {me == 0 ? 1e16 : 1.0 + 0.1 * me, me % 2 == 0 ? -1e16 : 3.3,
+                                   1.0 / (me + 1)};
+    std::vector<double> out(3);
+    coll::allreduce(c, d.data(), out.data(), 3, dt, Op::kSum);
+    std::vector<double> all(3 * static_cast<std::size_t>(p));
+    coll::allgather(c, out.data(), 3, dt, all.data(), 3, dt);
+    for (int r = 0; r < p; ++r) {
+      ASSERT_EQ(std::memcmp(&all[3 * static_cast<std::size_t>(r)], out.data(), 3 * sizeof(double)),
+                0)
+          << "rank " << r << " ended with other bits";
+    }
+    int iv[2] = {me, 1};
+    int ires[2] = {0, 0};
+    coll::allreduce(c, iv, ires, 2, &intType(), Op::kSum);
+    ASSERT_EQ(ires[0], p * (p - 1) / 2);
+    ASSERT_EQ(ires[1], p);
+    coll::allreduce(c, coll::inPlace(), iv, 2, &intType(), Op::kMax);
+    ASSERT_EQ(iv[0], p - 1);
+    ASSERT_EQ(iv[1], 1);
+    auto strided = Datatype::vector(2, 1, 2, intType());
+    strided->commit();
+    int sb[4] = {me, -1, 2 * me, -1};
+    int rb[4] = {-5, -5, -5, -5};
+    coll::allreduce(c, sb, rb, 1, strided.get(), Op::kSum);
+    ASSERT_EQ(rb[0], p * (p - 1) / 2);
+    ASSERT_EQ(rb[2], p * (p - 1));
+    ASSERT_EQ(rb[1], -5);
+    ASSERT_EQ(rb[3], -5);
+    if (p > 1) {
+      int x[3] = {1, 2, 3};
+      int y[3] = {0, 0, 0};
+      try {
+        coll::allreduce(c, x, y, me == 0 ? 3 : 2, &intType(), Op::kSum);
+        ADD_FAILURE() << "rank " << me << ": a count that differs went unnoticed";
+      } catch (const Error& e) {
+        EXPECT_TRUE(e.errorClass() == kErrTruncate || e.errorClass() == kErrCount)
+            << "rank " << me << ": " << e.what();
+      }
+      coll::allreduce(c, iv, ires, 2, &intType(), Op::kSum);
+      ASSERT_EQ(ires[0], p * (p - 1));
     }
   });
 }
