@@ -50,7 +50,7 @@ void gather(Comm& comm, const void* sbuf, int scount, const Datatype* stype, voi
   if (p == 1) return;
   auto& ch = comm.channel();
   Failure f;
-  if (!useTree(forcedAlg(comm), p, bb, kGatherTreeBelow)) {
+  if (!useTree(forcedAlg(comm), p, bb, kGatherTreeBelow, kLinearUpTo)) {
     if (!isRoot) {
       SendOp s{root, {sbuf, static_cast<std::size_t>(scount), st}, 0};
       f.run(ch, {&s, 1}, {});

@@ -48,7 +48,7 @@ void scatter(Comm& comm, const void* sbuf, int scount, const Datatype* stype, vo
                                 : bytesOf(static_cast<std::size_t>(rcount), *rt);
   auto& ch = comm.channel();
   Failure f;
-  if (!useTree(forcedAlg(comm), p, bb, kScatterTreeBelow)) {
+  if (!useTree(forcedAlg(comm), p, bb, kScatterTreeBelow, kLinearUpTo)) {
     if (isRoot) {
       SendList sends;
       for (int d = 1; d < p; ++d) sends.push_back({(root + d) % p, block((root + d) % p), 0});
