@@ -91,8 +91,9 @@ class Context {
   /// The endpoint to a world rank, connected on first use.
   transport::Endpoint& endpoint(int worldRank);
   /// Drives the transport (and applies active messages that arrived); throws if the job is
-  /// being cancelled.
-  void progress();
+  /// being cancelled. True when it did some work: the transport completed or handled something,
+  /// or an inbox message was applied or released.
+  bool progress();
   /// Whether windows over `comm` accumulate by active message (the same answer on every member).
   [[nodiscard]] bool accumulateByMessage(const Comm& comm) const;
   /// Whether every member of `comm` is on this rank's node (the same answer on every member).

@@ -69,11 +69,13 @@ void Inboxes::remove(Window* w) noexcept {
   any_.store(!windows_.empty(), std::memory_order_relaxed);
 }
 
-void Inboxes::serviceFromOwner() {
-  if (!any_.load(std::memory_order_relaxed)) return;
+bool Inboxes::serviceFromOwner() {
+  if (!any_.load(std::memory_order_relaxed)) return false;
   std::unique_lock<std::mutex> l(mu_, std::try_to_lock);
-  if (!l.owns_lock()) return;  // the progress thread is at it
-  for (Window* w : windows_) w->serviceInbox();
+  if (!l.owns_lock()) return false;  // the progress thread is at it
+  bool worked = false;
+  for (Window* w : windows_) worked = w->serviceInbox() || worked;
+  return worked;
 }
 
 void Inboxes::run() {

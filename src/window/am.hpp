@@ -62,7 +62,8 @@ class Inboxes {
   /// After it returns, `w` is not being serviced and never will be again.
   void remove(Window* w) noexcept;
   /// From the rank's own thread: services every inbox unless the progress thread is at it.
-  void serviceFromOwner();
+  /// True when a message was applied or a slot released.
+  bool serviceFromOwner();
   /// The lock the rank holds while it applies an accumulate to its own window directly.
   std::mutex& lock() { return mu_; }
 
