@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "copy.hpp"
 #include "datatype/loop.hpp"
 #include "log.hpp"
 #include "onesided/context.hpp"
@@ -68,8 +69,8 @@ void packFrom(Cursor& c, const void* base, std::byte* out, std::size_t len) {
   Datatype::Segment s{};
   const auto b = reinterpret_cast<std::uintptr_t>(base);
   while (len > 0 && c.next(len, s)) {
-    std::memcpy(out, reinterpret_cast<const std::byte*>(b + static_cast<std::uintptr_t>(s.offset)),
-                s.len);
+    onesided::detail::copyBytes(
+        out, reinterpret_cast<const std::byte*>(b + static_cast<std::uintptr_t>(s.offset)), s.len);
     out += s.len;
     len -= s.len;
   }
@@ -79,7 +80,8 @@ void unpackTo(Cursor& c, void* base, const std::byte* in, std::size_t len) {
   Datatype::Segment s{};
   const auto b = reinterpret_cast<std::uintptr_t>(base);
   while (len > 0 && c.next(len, s)) {
-    std::memcpy(reinterpret_cast<std::byte*>(b + static_cast<std::uintptr_t>(s.offset)), in, s.len);
+    onesided::detail::copyBytes(
+        reinterpret_cast<std::byte*>(b + static_cast<std::uintptr_t>(s.offset)), in, s.len);
     in += s.len;
     len -= s.len;
   }
@@ -301,7 +303,7 @@ void Channel::readSlot(int member, std::size_t slot, std::byte* dst, std::size_t
   Peer& p = resolve(member);
   const std::size_t off = boardOff_ + slot * kBoardSlotBytes;
   if (p.direct != nullptr) {
-    std::memcpy(dst, p.direct + off, len);
+    onesided::detail::copyBytes(dst, p.direct + off, len);
     return;
   }
   auto& ep = ctx_.endpoint(ranks_[static_cast<std::size_t>(member)]);
@@ -585,7 +587,7 @@ void Channel::fold(RecvState& r, const std::byte* in, std::size_t len) {
     for (std::size_t i = 0; i < n; i += step) {
       const std::size_t k = std::min(step, n - i);
       std::byte* d = out + r.folded;
-      if (o.foldBase != out) std::memcpy(d, o.foldBase + r.folded, k * unit);
+      if (o.foldBase != out) onesided::detail::copyBytes(d, o.foldBase + r.folded, k * unit);
       applyOp(o.foldOp, o.foldKind, d, src + i * unit, k);
       r.folded += k * unit;
     }
@@ -748,10 +750,11 @@ Channel::Small Channel::recvSmall(const RecvOp& o, bool wait) {
     // A reduction's one chunk: out = base op in (allreduce's rounds, a tree's one child).
     const std::size_t unit = packedSize(o.foldKind);
     if (h.len % unit != 0) return Small::kDecline;
-    if (o.foldBase != out) std::memcpy(out, o.foldBase, static_cast<std::size_t>(h.len));
+    if (o.foldBase != out)
+      onesided::detail::copyBytes(out, o.foldBase, static_cast<std::size_t>(h.len));
     applyOp(o.foldOp, o.foldKind, out, chunk + sizeof h, static_cast<std::size_t>(h.len) / unit);
   } else if (h.len > 0) {  // a buffer of 0 elements may be NULL
-    std::memcpy(out, chunk + sizeof h, static_cast<std::size_t>(h.len));
+    onesided::detail::copyBytes(out, chunk + sizeof h, static_cast<std::size_t>(h.len));
   }
   consume(o.peer, p, cellsFor(sizeof h + static_cast<std::size_t>(h.len)));
   return Small::kDone;

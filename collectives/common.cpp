@@ -7,6 +7,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "copy.hpp"
+
 namespace onesided::coll::detail {
 
 namespace {
@@ -210,13 +212,13 @@ const std::byte* reducePacked(Comm& c, const Stream& in, int kind, Op op, int ro
     for (int r = 0; r < p; ++r) {
       const std::byte* src = r == root ? mine : parts[static_cast<std::size_t>(r)];
       if (r == 0) {
-        if (n != 0) std::memcpy(res, src, n);
+        if (n != 0) onesided::detail::copyBytes(res, src, n);
       } else {
         reduceInto(op, kind, res, src, n);
       }
     }
     if (out == nullptr) return res;
-    if (n != 0) std::memcpy(out, res, n);
+    if (n != 0) onesided::detail::copyBytes(out, res, n);
     return out;
   }
   // Binomial tree (two ranks: the root folds the other's vector into its own, the same bits
@@ -233,7 +235,7 @@ const std::byte* reducePacked(Comm& c, const Stream& in, int kind, Op op, int ro
       f.rethrow();
       return nullptr;
     }
-    if (acc != mine && n != 0) std::memcpy(acc, mine, n);
+    if (acc != mine && n != 0) onesided::detail::copyBytes(acc, mine, n);
     return acc;
   }
   RecvList recvs;

@@ -8,6 +8,7 @@
 // recursive doubling on a power-of-two number of ranks and a reduce to rank 0 and a broadcast
 // on others; reduce_scatter_block a reduce to rank 0 and a scatter.
 #include "collectives/common.hpp"
+#include "copy.hpp"
 
 namespace onesided::coll {
 using namespace detail;
@@ -68,13 +69,13 @@ void allreduceDirect(Comm& comm, const Stream& input, int kind, Op op, std::size
   f.rethrow();
   std::byte* out = direct != nullptr ? direct : ch.buffer(0, bytesN);
   if (mine == out && bytesN != 0) {  // in place: the result overwrites this rank's input
-    std::memcpy(part(me), mine, bytesN);
+    onesided::detail::copyBytes(part(me), mine, bytesN);
     mine = part(me);
   }
   for (int r = 0; r < p; ++r) {
     const std::byte* src = r == me ? mine : part(r);
     if (r == 0) {
-      if (bytesN != 0) std::memcpy(out, src, bytesN);
+      if (bytesN != 0) onesided::detail::copyBytes(out, src, bytesN);
     } else {
       reduceInto(op, kind, out, src, bytesN);
     }
@@ -128,7 +129,7 @@ void allreduceHalving(Comm& comm, const Stream& input, int kind, Op op, std::siz
     RecvOp r{me ^ mask, span(out, theirs), nullptr};
     f.run(ch, {&s, 1}, {&r, 1});
     if (out == direct && f.errorClass() == 0) {
-      std::memcpy(direct + mine.lo * e, acc + mine.lo * e, (mine.hi - mine.lo) * e);
+      onesided::detail::copyBytes(direct + mine.lo * e, acc + mine.lo * e, (mine.hi - mine.lo) * e);
     }
     mine = whole;
   }

@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "copy.hpp"
 #include "onesided/datatype.hpp"
 
 namespace onesided::detail {
@@ -99,7 +100,7 @@ inline void copyRun(std::byte* dst, const std::byte* src, std::size_t n) {
       std::memcpy(dst, src, 16);
       return;
     default:
-      std::memcpy(dst, src, n);
+      detail::copyBytes(dst, src, n);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <new>
 #include <vector>
 
+#include "copy.hpp"
 #include "onesided/errors.hpp"
 #include "transport/transport.hpp"
 
@@ -50,7 +51,7 @@ void copyOne(std::byte* dst, const std::byte* src, std::size_t n) {
   const bool word = n == 8 && reinterpret_cast<std::uintptr_t>(dst) % 8 == 0 &&
                     reinterpret_cast<std::uintptr_t>(src) % 8 == 0;
   if (!word) {
-    std::memcpy(dst, src, n);
+    detail::copyBytes(dst, src, n);
     return;
   }
   // atomic_ref needs a non-const object; the load does not write.

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "collectives/channel.hpp"
+#include "copy.hpp"
 #include "datatype/loop.hpp"
 #include "log.hpp"
 #include "onesided/collectives.hpp"
@@ -720,7 +721,7 @@ inline void moveBytes(std::byte* dst, const std::byte* src, std::size_t n) {
       return;
     }
     default:
-      std::memmove(dst, src, n);
+      detail::moveBytesLarge(dst, src, n);
   }
 }
 

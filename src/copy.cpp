@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "copy.hpp"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace onesided::detail {
+
+#if defined(__x86_64__)
+namespace {
+
+/// Loads of a step come before its stores, and steps go from the end: a load never follows a
+/// store to the same low 12 address bits, and dst above src may overlap.
+__attribute__((target("avx2"))) void backwardAvx2(std::byte* dst, const std::byte* src,
+                                                  std::size_t n) noexcept {
+  std::size_t k = n;
+  while (k >= 128) {
+    k -= 128;
+    const auto* s = reinterpret_cast<const __m256i*>(src + k);
+    auto* d = reinterpret_cast<__m256i*>(dst + k);
+    const __m256i a = _mm256_loadu_si256(s);
+    const __m256i b = _mm256_loadu_si256(s + 1);
+    const __m256i c = _mm256_loadu_si256(s + 2);
+    const __m256i e = _mm256_loadu_si256(s + 3);
+    _mm256_storeu_si256(d + 3, e);
+    _mm256_storeu_si256(d + 2, c);
+    _mm256_storeu_si256(d + 1, b);
+    _mm256_storeu_si256(d, a);
+  }
+  if (k != 0) std::memmove(dst, src, k);  // under 128 bytes: no rep movsb
+}
+
+__attribute__((target("sse2"))) void backwardSse2(std::byte* dst, const std::byte* src,
+                                                  std::size_t n) noexcept {
+  std::size_t k = n;
+  while (k >= 64) {
+    k -= 64;
+    const auto* s = reinterpret_cast<const __m128i*>(src + k);
+    auto* d = reinterpret_cast<__m128i*>(dst + k);
+    const __m128i a = _mm_loadu_si128(s);
+    const __m128i b = _mm_loadu_si128(s + 1);
+    const __m128i c = _mm_loadu_si128(s + 2);
+    const __m128i e = _mm_loadu_si128(s + 3);
+    _mm_storeu_si128(d + 3, e);
+    _mm_storeu_si128(d + 2, c);
+    _mm_storeu_si128(d + 1, b);
+    _mm_storeu_si128(d, a);
+  }
+  if (k != 0) std::memmove(dst, src, k);
+}
+
+bool haveAvx2() noexcept {
+  static const bool have = (__builtin_cpu_init(), __builtin_cpu_supports("avx2") != 0);
+  return have;
+}
+
+}  // namespace
+
+void copyBackward(std::byte* dst, const std::byte* src, std::size_t n) noexcept {
+  if (haveAvx2()) {
+    backwardAvx2(dst, src, n);
+  } else {
+    backwardSse2(dst, src, n);
+  }
+}
+#else
+void copyBackward(std::byte* dst, const std::byte* src, std::size_t n) noexcept {
+  std::memmove(dst, src, n);
+}
+#endif
+
+}  // namespace onesided::detail

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Bulk copies that avoid glibc's slow case.
+//
+// glibc 2.36's memcpy / memmove copy sizes from 2113 bytes up to the L2 size with `rep movsb`
+// on CPUs with fast short rep movsb. On this project's AMD EPYC machines that runs at 1.6-1.9
+// GB/s instead of 30-45 when the destination sits 1-31 bytes after the source modulo 4 KiB (the
+// same low address bits: every load waits for the store before it). A page-aligned window and
+// a buffer from malloc (16 bytes into its page) are exactly that, so a 64 KiB MPI_Get took 37
+// us instead of 2. Such copies go backward, 128 bytes a step, which runs at 20-37 GB/s there.
+// Every other copy is memcpy / memmove.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace onesided::detail {
+
+/// Copies n bytes backward, from the end (correct also when dst overlaps src from above).
+void copyBackward(std::byte* dst, const std::byte* src, std::size_t n) noexcept;
+
+/// Whether a copy of n bytes from src to dst is glibc's slow case: more than 2 KiB (rep movsb
+/// starts at 2113), and dst 1-63 bytes after src modulo 4 KiB (1-31 measured slow, 48-63 at half
+/// speed).
+inline bool aliasedCopy(const void* dst, const void* src, std::size_t n) noexcept {
+  const auto d =
+      (reinterpret_cast<std::uintptr_t>(dst) - reinterpret_cast<std::uintptr_t>(src)) & 4095U;
+  return n > 2048 && d != 0 && d < 64;
+}
+
+/// memcpy (no overlap), but around glibc's slow case.
+inline void copyBytes(void* dst, const void* src, std::size_t n) noexcept {
+  if (aliasedCopy(dst, src, n)) [[unlikely]] {
+    copyBackward(static_cast<std::byte*>(dst), static_cast<const std::byte*>(src), n);
+    return;
+  }
+  std::memcpy(dst, src, n);
+}
+
+/// memmove, but around glibc's slow case (a backward copy is right when dst is after src).
+inline void moveBytesLarge(void* dst, const void* src, std::size_t n) noexcept {
+  const auto d = reinterpret_cast<std::uintptr_t>(dst);
+  const auto s = reinterpret_cast<std::uintptr_t>(src);
+  if (aliasedCopy(dst, src, n) && (d > s || d + n <= s)) [[unlikely]] {
+    copyBackward(static_cast<std::byte*>(dst), static_cast<const std::byte*>(src), n);
+    return;
+  }
+  std::memmove(dst, src, n);
+}
+
+}  // namespace onesided::detail
