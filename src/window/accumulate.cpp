@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "copy.hpp"
 #include "onesided/comm.hpp"
 #include "onesided/context.hpp"
 #include "onesided/window.hpp"
@@ -170,7 +171,7 @@ bool Window::fastLocked(const void* origin, void* result, std::int64_t count, in
   if (tp == nullptr) return false;
   ++pendingOps_;
   auto body = [&] {
-    if (result != nullptr) std::memcpy(result, tp, static_cast<std::size_t>(bytes));
+    if (result != nullptr) detail::copyBytes(result, tp, static_cast<std::size_t>(bytes));
     if (op != Op::kNoOp) {
       applyOp(op, kind, tp, static_cast<const std::byte*>(origin), static_cast<std::size_t>(count));
     }
@@ -307,9 +308,10 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
       std::memcpy(result, &prev, 8);  // the usual MPI_Fetch_and_op: no walk
     } else if (result != nullptr) {
       const std::byte* from = reinterpret_cast<const std::byte*>(&prev);
-      walk(
-          static_cast<std::byte*>(result), static_cast<std::size_t>(rcount), rtype, 0, 1, ttype,
-          [&](std::byte* r, std::uint64_t at, std::size_t len) { std::memcpy(r, from + at, len); });
+      walk(static_cast<std::byte*>(result), static_cast<std::size_t>(rcount), rtype, 0, 1, ttype,
+           [&](std::byte* r, std::uint64_t at, std::size_t len) {
+             detail::copyBytes(r, from + at, len);
+           });
     }
     return;
   }
@@ -328,7 +330,7 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
     accIn_.resize(bytes);
     walk(static_cast<std::byte*>(const_cast<void*>(origin)), static_cast<std::size_t>(ocount),
          otype, 0, 1, packed, [&](std::byte* o, std::uint64_t at, std::size_t len) {
-           std::memcpy(&accIn_[at], o, len);
+           detail::copyBytes(&accIn_[at], o, len);
          });
     src = accIn_.data();
   }
@@ -379,7 +381,7 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
       if (direct && ttype.contiguous()) {
         // Load / store path, one run at the target: compute in place, no copies.
         std::byte* tp = t.whole + offset;
-        if (result != nullptr) std::memcpy(old.data(), tp, bytes);
+        if (result != nullptr) detail::copyBytes(old.data(), tp, bytes);
         if (compare != nullptr) {
           if (std::memcmp(tp, compare, elem) == 0) std::memcpy(tp, src, elem);
         } else {
@@ -393,9 +395,9 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
                [&](std::byte* o, std::uint64_t toff, std::size_t len) {
                  if (direct) {
                    if (read) {
-                     std::memcpy(o, t.direct + toff, len);
+                     detail::copyBytes(o, t.direct + toff, len);
                    } else {
-                     std::memcpy(t.direct + toff, o, len);
+                     detail::copyBytes(t.direct + toff, o, len);
                    }
                    return;
                  }
@@ -426,7 +428,9 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
   }
   if (result != nullptr) {
     walk(static_cast<std::byte*>(result), static_cast<std::size_t>(rcount), rtype, 0, 1, packed,
-         [&](std::byte* r, std::uint64_t at, std::size_t len) { std::memcpy(r, &old[at], len); });
+         [&](std::byte* r, std::uint64_t at, std::size_t len) {
+           detail::copyBytes(r, &old[at], len);
+         });
   }
 }
 

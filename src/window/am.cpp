@@ -37,6 +37,7 @@
 #include <cstring>
 #include <string>
 
+#include "copy.hpp"
 #include "log.hpp"
 #include "onesided/comm.hpp"
 #include "onesided/context.hpp"
@@ -165,7 +166,7 @@ void Window::amUpdate(int target, const std::byte* src, const void* compare, std
     auto* mem = static_cast<std::byte*>(base_);
     for (const Seg& s : segs) {
       auto* tp = reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(mem) + s.toff);
-      if (fetch) std::memcpy(old + s.pos, tp, s.len);
+      if (fetch) detail::copyBytes(old + s.pos, tp, s.len);
       if (compare != nullptr) {
         if (std::memcmp(tp, compare, elem) == 0) std::memcpy(tp, src, elem);
       } else if (!noOp) {
@@ -281,7 +282,7 @@ void Window::amUpdate(int target, const std::byte* src, const void* compare, std
         std::memcpy(dataOut, src, elem);
         std::memcpy(dataOut + elem, compare, elem);
       } else if (sendData) {
-        std::memcpy(dataOut, src + s.pos, s.len);
+        detail::copyBytes(dataOut, src + s.pos, s.len);
         dataOut += s.len;
       }
     }
@@ -399,7 +400,7 @@ bool Window::serviceInbox() {
         // (A dynamic window's base is MPI_BOTTOM: offsets are addresses.)
         auto* tp = reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(mem) + pair[0]);
         const auto len = static_cast<std::size_t>(pair[1]);
-        if (fetch) std::memcpy(amScratch_.data() + pos, tp, len);
+        if (fetch) detail::copyBytes(amScratch_.data() + pos, tp, len);
         if (cas) {
           if (std::memcmp(tp, data + elem, elem) == 0) std::memcpy(tp, data, elem);
         } else if (op != Op::kNoOp) {
@@ -407,7 +408,7 @@ bool Window::serviceInbox() {
         }
         pos += len;
       }
-      if (fetch) std::memcpy(data, amScratch_.data(), amScratch_.size());
+      if (fetch) detail::copyBytes(data, amScratch_.data(), amScratch_.size());
     }
     // A reply even for a malformed message: its origin must not wait forever.
     if (fetch) word(so + 8).store(stamp, std::memory_order_release);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "copy.hpp"
 #include "onesided/datatype.hpp"
 #include "onesided/op.hpp"
 
@@ -330,7 +331,7 @@ __attribute__((target_clones("avx2", "default"), flatten))
 void applyOp(Op op, int kind, std::byte* dst, const std::byte* src, std::size_t n) noexcept {
   if (op == Op::kNoOp) return;
   if (op == Op::kReplace) {
-    std::memmove(dst, src, n * packedSize(kind));
+    detail::moveBytesLarge(dst, src, n * packedSize(kind));
     return;
   }
   switch (kind) {
