@@ -31,21 +31,14 @@ __attribute__((target("avx2"))) void backwardAvx2(std::byte* dst, const std::byt
   if (k != 0) std::memmove(dst, src, k);  // under 128 bytes: no rep movsb
 }
 
-__attribute__((target("sse2"))) void backwardSse2(std::byte* dst, const std::byte* src,
-                                                  std::size_t n) noexcept {
+/// Without AVX2 (rare on machines that run this): backward in 8-byte words.
+void backwardWords(std::byte* dst, const std::byte* src, std::size_t n) noexcept {
   std::size_t k = n;
-  while (k >= 64) {
-    k -= 64;
-    const auto* s = reinterpret_cast<const __m128i*>(src + k);
-    auto* d = reinterpret_cast<__m128i*>(dst + k);
-    const __m128i a = _mm_loadu_si128(s);
-    const __m128i b = _mm_loadu_si128(s + 1);
-    const __m128i c = _mm_loadu_si128(s + 2);
-    const __m128i e = _mm_loadu_si128(s + 3);
-    _mm_storeu_si128(d + 3, e);
-    _mm_storeu_si128(d + 2, c);
-    _mm_storeu_si128(d + 1, b);
-    _mm_storeu_si128(d, a);
+  while (k >= 8) {
+    k -= 8;
+    std::uint64_t v = 0;
+    std::memcpy(&v, src + k, 8);
+    std::memcpy(dst + k, &v, 8);
   }
   if (k != 0) std::memmove(dst, src, k);
 }
@@ -61,7 +54,7 @@ void copyBackward(std::byte* dst, const std::byte* src, std::size_t n) noexcept 
   if (haveAvx2()) {
     backwardAvx2(dst, src, n);
   } else {
-    backwardSse2(dst, src, n);
+    backwardWords(dst, src, n);
   }
 }
 #else

@@ -53,10 +53,10 @@ TEST(Copy, BackwardPathCopiesEveryByteAndNothingElse) {
 TEST(Copy, OverlappingMovesAreMemmove) {
   for (const std::size_t n : {3000U, 10000U}) {
     for (const std::ptrdiff_t delta : {-40, -16, -1, 1, 16, 40, 4096 + 16, -(4096 - 16)}) {
-      std::vector<std::byte> buf = pattern(n + 2 * 8192, static_cast<unsigned>(n));
+      std::vector<std::byte> buf = pattern(n + std::size_t{2} * 8192, static_cast<unsigned>(n));
       std::vector<std::byte> want = buf;
       const std::size_t from = 8192;
-      const std::size_t to = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(from) + delta);
+      const auto to = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(from) + delta);
       std::memmove(want.data() + to, want.data() + from, n);
       moveBytesLarge(buf.data() + to, buf.data() + from, n);
       EXPECT_EQ(buf, want) << "size " << n << " delta " << delta;
