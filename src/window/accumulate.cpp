@@ -19,6 +19,7 @@
 // or NO_OP), which is what makes the per-type choice sufficient.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -377,8 +378,7 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
   } else {
     // Under the target's accumulate lock: read the elements, compute, write them back.
     underAccLock(target, [&] {
-      const bool direct = t.whole != nullptr;
-      if (direct && ttype.contiguous()) {
+      if (t.whole != nullptr && ttype.contiguous()) {
         // Load / store path, one run at the target: compute in place, no copies.
         std::byte* tp = t.whole + offset;
         if (result != nullptr) detail::copyBytes(old.data(), tp, bytes);
@@ -391,21 +391,38 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
       } else {
         auto io = [&](bool read) {
           bool pending = false;
-          walk(old.data(), 1, packed, offset, static_cast<std::size_t>(tcount), ttype,
-               [&](std::byte* o, std::uint64_t toff, std::size_t len) {
-                 if (direct) {
-                   if (read) {
-                     detail::copyBytes(o, t.direct + toff, len);
-                   } else {
-                     detail::copyBytes(t.direct + toff, o, len);
-                   }
-                   return;
-                 }
-                 transport::Iov iov{o, len};
-                 const auto issue = read ? ep.get({&iov, 1}, t.base + toff, *t.key)
-                                         : ep.put({&iov, 1}, t.base + toff, *t.key);
-                 pending = pending || issue == transport::Issue::kPending;
-               });
+          auto piece = [&](std::byte* o, std::uint64_t toff, std::size_t len) {
+            auto remote = [&](std::byte* at, std::uint64_t from, std::uint64_t to) {
+              if (from >= to) return;
+              transport::Iov iov{at, static_cast<std::size_t>(to - from)};
+              const auto issue = read ? ep.get({&iov, 1}, t.base + from, *t.key)
+                                      : ep.put({&iov, 1}, t.base + from, *t.key);
+              pending = pending || issue == transport::Issue::kPending;
+            };
+            // The bytes on the load / store path (all of them, or the whole pages of a
+            // create window that does not start or end on a page boundary) by copy; the
+            // rest, at most the partial pages at the window's ends, by the transport.
+            const std::uint64_t end = toff + len;
+            const std::uint64_t lo = t.direct != nullptr ? std::max(toff, t.directLo) : end;
+            const std::uint64_t hi = t.direct != nullptr ? std::min(end, t.directHi) : end;
+            if (lo >= hi) {
+              remote(o, toff, end);
+              return;
+            }
+            std::byte* mid = o + (lo - toff);
+            if (read) {
+              detail::copyBytes(mid, t.direct + lo, static_cast<std::size_t>(hi - lo));
+            } else {
+              detail::copyBytes(t.direct + lo, mid, static_cast<std::size_t>(hi - lo));
+            }
+            remote(o, toff, lo);
+            remote(o + (hi - toff), hi, end);
+          };
+          if (ttype.contiguous()) {
+            piece(old.data(), offset, bytes);  // one run, not one call per element
+          } else {
+            walk(old.data(), 1, packed, offset, static_cast<std::size_t>(tcount), ttype, piece);
+          }
           if (pending) ep.flush();
           detail::fullBarrier();
         };
@@ -418,7 +435,9 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
         } else {
           applyOp(op, kind, updated.data(), src, n);
         }
-        if (!noOp && updated != old) {
+        // memcmp: std::vector<std::byte>'s operator== compares byte by byte (libstdc++ 12),
+        // which took 64 us of a 64 KiB accumulate's 97.
+        if (!noOp && std::memcmp(updated.data(), old.data(), bytes) != 0) {
           std::swap(updated, old);
           io(false);
           std::swap(updated, old);
