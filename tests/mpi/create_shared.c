@@ -5,7 +5,8 @@
  * maps the whole pages of such windows into the peers and reaches the partial pages by
  * cross-memory attach; this checks every byte of both paths, with puts and gets that straddle
  * the page boundaries, and that after MPI_Win_free the memory is the program's private memory
- * again with its content. Run with ONESIDED_SHARE_PAGES=0 too (ctest does both).
+ * again with its content; and accumulate / get_accumulate over a whole window (both paths in one
+ * call) with exact sums. Run with ONESIDED_SHARE_PAGES=0 too (ctest does both).
  * Output (identical under any MPI): "rank R: create_shared ok". */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
@@ -85,9 +86,59 @@ static int exercise(MPI_Win win, unsigned char* mem, size_t len, int round) {
   return bad;
 }
 
+/* Every rank adds (rank + 1) x (i % 7 + 1) into double i of every rank's window with one
+ * MPI_Accumulate over the whole window (so over its partial pages and its whole ones), then
+ * reads its right neighbour's sums back with MPI_Get_accumulate (MPI_NO_OP). Whole-number
+ * values: the sums are exact in any order. The bytes after the last double stay untouched.
+ * Returns the number of bad values. */
+static int accumulate_round(MPI_Win win, unsigned char* mem, size_t len) {
+  const int n = (int)(len / sizeof(double));
+  const int right = (mt_rank + 1) % mt_size;
+  double* add = malloc(sizeof(double) * (size_t)n + 1);
+  double* back = malloc(sizeof(double) * (size_t)n + 1);
+  if (add == NULL || back == NULL) MPI_Abort(MPI_COMM_WORLD, 2);
+  for (int i = 0; i < n; ++i) add[i] = (double)(mt_rank + 1) * (double)(i % 7 + 1);
+  MT_CHECK(MPI_Win_fence(0, win));
+  memset(mem, 0, len);
+  MT_CHECK(MPI_Win_fence(0, win));
+  for (int t = 0; t < mt_size; ++t) {
+    MT_CHECK(MPI_Accumulate(add, n, MPI_DOUBLE, t, 0, n, MPI_DOUBLE, MPI_SUM, win));
+  }
+  MT_CHECK(MPI_Win_fence(0, win));
+  const double ranks = (double)mt_size * (double)(mt_size + 1) / 2;
+  int bad = 0;
+  for (int i = 0; i < n; ++i) {
+    double v = 0;
+    memcpy(&v, mem + (size_t)i * sizeof v, sizeof v); /* the window need not be aligned */
+    if (v != ranks * (double)(i % 7 + 1)) {
+      if (bad == 0)
+        fprintf(stderr, "rank %d: accumulate: double %d of %d is %g\n", mt_rank, i, n, v);
+      ++bad;
+    }
+  }
+  for (size_t i = (size_t)n * sizeof(double); i < len; ++i) bad += mem[i] != 0;
+  MT_CHECK(MPI_Get_accumulate(NULL, 0, MPI_DOUBLE, back, n, MPI_DOUBLE, right, 0, n, MPI_DOUBLE,
+                              MPI_NO_OP, win));
+  MT_CHECK(MPI_Win_fence(0, win));
+  for (int i = 0; i < n; ++i) {
+    if (back[i] != ranks * (double)(i % 7 + 1)) {
+      if (bad == 0) {
+        fprintf(stderr, "rank %d: get_accumulate: double %d of %d from rank %d is %g\n", mt_rank, i,
+                n, right, back[i]);
+      }
+      ++bad;
+    }
+  }
+  free(add);
+  free(back);
+  return bad;
+}
+
 static void one_window(const char* what, unsigned char* mem, size_t len, int round) {
   MPI_Win win;
   MT_CHECK(MPI_Win_create(mem, (MPI_Aint)len, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+  const int wrong = accumulate_round(win, mem, len);
+  MT_EXPECT(wrong == 0, "%s: %d wrong sums", what, wrong);
   const int bad = exercise(win, mem, len, round);
   MT_EXPECT(bad == 0, "%s: %d bad bytes", what, bad);
   MT_CHECK(MPI_Win_free(&win));
