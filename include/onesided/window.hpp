@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "onesided/datatype.hpp"
@@ -325,6 +326,12 @@ class Window {
     std::uint64_t amApplied = 0;
     std::uint64_t amReleased = 0;
 
+    /// The part [a, b) of window offsets [lo, hi) on the load / store path (a == b: none).
+    [[nodiscard]] std::pair<std::uint64_t, std::uint64_t> directPart(
+        std::uint64_t lo, std::uint64_t hi) const noexcept {
+      const std::uint64_t a = std::clamp(directLo, lo, hi);
+      return {a, std::clamp(directHi, a, hi)};
+    }
     /// Marks the target resolved once base, size and the load / store span are set.
     void settle() noexcept {
       whole = direct != nullptr && directLo == 0 && directHi == size && size > 0 ? direct : nullptr;

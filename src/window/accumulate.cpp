@@ -19,7 +19,6 @@
 // or NO_OP), which is what makes the per-type choice sufficient.
 #include <mpi.h>
 
-#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -309,10 +308,9 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
       std::memcpy(result, &prev, 8);  // the usual MPI_Fetch_and_op: no walk
     } else if (result != nullptr) {
       const std::byte* from = reinterpret_cast<const std::byte*>(&prev);
-      walk(static_cast<std::byte*>(result), static_cast<std::size_t>(rcount), rtype, 0, 1, ttype,
-           [&](std::byte* r, std::uint64_t at, std::size_t len) {
-             detail::copyBytes(r, from + at, len);
-           });
+      walk(
+          static_cast<std::byte*>(result), static_cast<std::size_t>(rcount), rtype, 0, 1, ttype,
+          [&](std::byte* r, std::uint64_t at, std::size_t len) { std::memcpy(r, from + at, len); });
     }
     return;
   }
@@ -403,26 +401,19 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
             // create window that does not start or end on a page boundary) by copy; the
             // rest, at most the partial pages at the window's ends, by the transport.
             const std::uint64_t end = toff + len;
-            const std::uint64_t lo = t.direct != nullptr ? std::max(toff, t.directLo) : end;
-            const std::uint64_t hi = t.direct != nullptr ? std::min(end, t.directHi) : end;
-            if (lo >= hi) {
-              remote(o, toff, end);
-              return;
-            }
-            std::byte* mid = o + (lo - toff);
-            if (read) {
-              detail::copyBytes(mid, t.direct + lo, static_cast<std::size_t>(hi - lo));
-            } else {
-              detail::copyBytes(t.direct + lo, mid, static_cast<std::size_t>(hi - lo));
+            const auto [lo, hi] = t.directPart(toff, end);
+            if (hi > lo) {
+              std::byte* mid = o + (lo - toff);
+              if (read) {
+                detail::copyBytes(mid, t.direct + lo, static_cast<std::size_t>(hi - lo));
+              } else {
+                detail::copyBytes(t.direct + lo, mid, static_cast<std::size_t>(hi - lo));
+              }
             }
             remote(o, toff, lo);
             remote(o + (hi - toff), hi, end);
           };
-          if (ttype.contiguous()) {
-            piece(old.data(), offset, bytes);  // one run, not one call per element
-          } else {
-            walk(old.data(), 1, packed, offset, static_cast<std::size_t>(tcount), ttype, piece);
-          }
+          walk(old.data(), 1, packed, offset, static_cast<std::size_t>(tcount), ttype, piece);
           if (pending) ep.flush();
           detail::fullBarrier();
         };

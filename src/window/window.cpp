@@ -842,14 +842,13 @@ void Window::transfer(void* origin, std::int64_t ocount, const Datatype& otype, 
   };
   auto piece = [&](std::byte* op, std::uint64_t toff, std::size_t n) {
     const std::uint64_t end = toff + n;
-    const std::uint64_t a = std::clamp(t.directLo, toff, end);
-    const std::uint64_t b = std::clamp(t.directHi, a, end);
+    const auto [a, b] = t.directPart(toff, end);
     viaTransport(op, toff, a - toff);
     if (b > a) {
       if constexpr (kPut) {
-        std::memmove(t.direct + a, op + (a - toff), b - a);
+        detail::moveBytesLarge(t.direct + a, op + (a - toff), b - a);
       } else {
-        std::memmove(op + (a - toff), t.direct + a, b - a);
+        detail::moveBytesLarge(op + (a - toff), t.direct + a, b - a);
       }
     }
     viaTransport(op + (b - toff), b, end - b);
@@ -875,7 +874,7 @@ void Window::transfer(void* origin, std::int64_t ocount, const Datatype& otype, 
       Datatype::Segment s{0, 0};
       for (std::size_t k = 0; k < got; k += s.len) {
         oc.next(got - k, s);
-        std::memcpy(buf + k, at(o, s.offset), s.len);
+        detail::copyRun(buf + k, at(o, s.offset), s.len);
       }
     }
     pending = false;
@@ -893,7 +892,7 @@ void Window::transfer(void* origin, std::int64_t ocount, const Datatype& otype, 
         oc.seek(done);
         for (std::size_t k = 0; k < got; k += u.len) {
           oc.next(got - k, u);
-          std::memcpy(at(o, u.offset), buf + k, u.len);
+          detail::copyRun(at(o, u.offset), buf + k, u.len);
         }
       }
     }
@@ -941,7 +940,7 @@ void Window::completeIssued() {
     Datatype::Segment s{0, 0};
     for (std::size_t k = 0; k < u.len; k += s.len) {
       c.next(u.len - k, s);
-      std::memcpy(at(u.origin, s.offset), src + k, s.len);
+      detail::copyRun(at(u.origin, s.offset), src + k, s.len);
     }
   }
   unpacks_.clear();
