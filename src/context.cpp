@@ -256,6 +256,8 @@ detail::Inboxes& Context::inboxes() {
   return *inboxes_;
 }
 
+bool Context::serviceInboxes() { return inboxes_ && inboxes_->serviceFromOwner(); }
+
 bool Context::progress() {
   bool worked = transport_->progress() != 0;
   if (inboxes_) worked = inboxes_->serviceFromOwner() || worked;

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 
@@ -24,6 +25,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "log.hpp"
@@ -303,6 +305,14 @@ class UcxRegion final : public MemoryRegion {
   std::vector<std::byte> rkey_;
 };
 
+/// Whether ranks in one process (threads) reach all of each other's memory directly; with
+/// ONESIDED_UCX_THREAD_DIRECT=0 they reach it as separate processes would (mapped shared pages,
+/// cross-memory attach for the rest), so that thread tests cover those paths.
+bool threadsShareAll() {
+  const char* v = std::getenv("ONESIDED_UCX_THREAD_DIRECT");
+  return v == nullptr || std::string_view(v) != "0";
+}
+
 class UcxKey final : public RemoteKey {
  public:
   UcxKey() = default;
@@ -310,7 +320,7 @@ class UcxKey final : public RemoteKey {
   /// user memory reached by cross-memory attach).
   UcxKey(ucp_rkey_h rkey, const KeyHeader& h, bool onNode)
       : rkey_(rkey), pid_(onNode && h.registered != 0 ? static_cast<pid_t>(h.pid) : 0) {
-    if (onNode && static_cast<pid_t>(h.pid) == getpid()) {
+    if (onNode && static_cast<pid_t>(h.pid) == getpid() && threadsShareAll()) {
       direct_ = {0, UINTPTR_MAX, 0};  // one address space (ranks as threads)
       return;
     }

@@ -96,6 +96,8 @@ class Context {
   bool progress();
   /// Whether windows over `comm` accumulate by active message (the same answer on every member).
   [[nodiscard]] bool accumulateByMessage(const Comm& comm) const;
+  /// Whether the accumulate path is left to each window (ONESIDED_ACCUMULATE=auto).
+  [[nodiscard]] bool accumulateAuto() const noexcept { return accMode_ == AccMode::kAuto; }
   /// Whether every member of `comm` is on this rank's node (the same answer on every member).
   [[nodiscard]] bool sameNode(const Comm& comm) const;
   /// This process's PID namespace (the inode of /proc/self/ns/pid), or -1 - rank when it cannot
@@ -104,6 +106,9 @@ class Context {
   [[nodiscard]] std::int64_t pidNamespace() const noexcept { return pidNamespace_; }
   /// The windows whose inboxes this rank serves (and the progress thread serving them).
   detail::Inboxes& inboxes();
+  /// Applies what arrived in this rank's inboxes, unless the progress thread is at it; true
+  /// when it did anything (progress() does this too, after the transport's progress).
+  bool serviceInboxes();
   /// Spins (driving progress) until done() is true, then backs off to yielding and sleeping so
   /// oversubscribed ranks do not starve each other.
   template <class Done>
@@ -122,6 +127,10 @@ class Context {
       if (oversubscribed_ || (spins & 15U) == 15U) {
         backoff(spins, since);
       } else {
+        // Messages for this rank's inboxes are served at every poll: looking costs a few loads,
+        // and a peer's fetch_and_op waits on it (every 16th poll: 0.8-1.0 us per operation
+        // instead of 0.4-0.6).
+        if (inboxes_ && serviceInboxes()) since = 0;
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
 #endif

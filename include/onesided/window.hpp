@@ -193,6 +193,8 @@ class Window {
   /// Whether every rank reaches this window's memory and control words by loads, stores and CPU
   /// atomics (one node, no NIC atomics in use), so that atomics and locks never leave the CPU.
   [[nodiscard]] bool cpuAtomics() const noexcept { return cpuAtomics_; }
+  /// Whether the window took the local message mode (amInts_; agreed at creation).
+  [[nodiscard]] bool localMessages() const noexcept { return amInts_; }
   /// Whether this window's descriptors are on its communicator's board (read on first use)
   /// rather than gathered at creation, and how many targets' descriptors this rank holds.
   [[nodiscard]] bool onBoard() const noexcept { return slot_ >= 0; }
@@ -318,8 +320,10 @@ class Window {
     std::uint64_t ctlBase = 0;
     std::vector<std::byte> ctlPackedKey;
     std::unique_ptr<transport::RemoteKey> ctlKey;
-    std::byte* ctlDirect = nullptr;  // the control words' local address, with cpuAtomics_
-    std::uint64_t completions = 0;   // flushes (complete()) of this target, for request tickets
+    // The control words' local address, where loads and stores reach them (cpuReach /
+    // ctlReach); used for atomics with cpuAtomics_ or amInts_.
+    std::byte* ctlDirect = nullptr;
+    std::uint64_t completions = 0;  // flushes (complete()) of this target, for request tickets
     // Accumulates by active message to this target (src/window/am.cpp): tickets sent, and the
     // target's applied / released counters as last read.
     std::uint64_t amSent = 0;
@@ -516,7 +520,10 @@ class Window {
   /// Whether loads and stores reach `target`'s window memory and control words (resolved);
   /// sets t.ctlDirect when they do.
   bool cpuReach(int target, Target& t);
-  /// Decides cpuAtomics_ with the other ranks (setUp).
+  /// Whether loads and stores reach the first `bytes` of `target`'s control region; sets
+  /// t.ctlDirect when they do.
+  bool ctlReach(int target, Target& t, std::size_t bytes);
+  /// Decides cpuAtomics_ (and the local message mode, amInts_) with the other ranks (setUp).
   void agreeOnCpuAtomics();
   /// A remote atomic on one of `target`'s control words; returns the old value.
   std::uint64_t control(int target, int word, int op, std::uint64_t operand,
@@ -577,6 +584,17 @@ class Window {
                 const Datatype& packed);
   /// Waits until every message sent to `target` (every target when < 0) has been applied.
   void amWait(int target);
+  /// The local message mode (amInts_): the address of `ticket`'s slot in t's mapped inbox,
+  /// once the target has released it.
+  std::byte* directSlot(Target& t, std::uint64_t ticket);
+  /// The local message mode: publishes the message written in `ticket`'s slot (its stamp); with
+  /// `reply`, waits for the target's reply and copies replyBytes from replyAt in the slot.
+  void directSend(Target& t, std::uint64_t ticket, std::byte* reply, std::size_t replyAt,
+                  std::size_t replyBytes);
+  /// MPI_Fetch_and_op / MPI_Compare_and_swap's fast case in the local message mode (one
+  /// predefined element, an open peer, inside its window); false: take atomicUpdate().
+  bool fastMessage(const void* origin, const void* compare, void* result, const Datatype& type,
+                   int target, std::int64_t disp, Op op);
   /// Whether bytes [off, off + len) of this rank's window are exposed: inside [0, size), or for
   /// a dynamic window inside an attached region (offsets are addresses). The inbox service
   /// checks each message with it, under the inbox lock (which attach / detach take too).
@@ -657,6 +675,13 @@ class Window {
   int slot_ = -1;          // the board slot holding this rank's descriptor (publish())
   std::uint64_t seq_ = 0;  // this window's number on its communicator
   bool amMode_ = false;
+  // The local message mode (agreeOnCpuAtomics): a create window on one node whose memory is not
+  // all on the load / store path (partial pages), while every control area is. Then every
+  // accumulate and atomic, 8-byte integers included, goes by message, written with stores into
+  // the target's mapped inbox, and the control words take CPU atomics: no transport atomic (in
+  // software at the target, with UCX over shared memory) and no cross-memory attach call.
+  bool amInts_ = false;
+  bool localInbox_ = false;  // this rank's control area has an inbox for that mode
   bool amRegistered_ = false;
   std::uint64_t amApplied_ = 0;
   std::uint64_t amReleased_ = 0;

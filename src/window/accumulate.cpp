@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // MPI_Accumulate, MPI_Get_accumulate, MPI_Fetch_and_op, MPI_Compare_and_swap.
 //
-// Two paths, chosen by the element type alone (never by operation, count, origin or target):
+// Two paths, chosen by the element type alone (never by operation, count, origin or target),
+// except in the local message mode (amInts_, window.hpp), where every type goes by message:
 //   - 8-byte integers: every access is a transport atomic on the element (NIC atomics on verbs
 //     and UCX over RDMA). SUM is one fetch-add, NO_OP a fetch-add of 0, REPLACE a swap,
 //     compare-and-swap one CAS; other operations read, compute and compare-and-swap until no
@@ -219,6 +220,7 @@ bool Window::fastCompareAndSwap(const void* origin, const void* compare, void* r
 void Window::fetchAndOpSlow(const void* origin, void* result, const Datatype& type, int target,
                             std::int64_t disp, Op op) {
   if (result != nullptr && fastLocked(origin, result, 1, type.id(), target, disp, op)) return;
+  if (fastMessage(origin, nullptr, result, type, target, disp, op)) return;
   atomicUpdate("fetch_and_op", origin, 1, type, result, 1, type, target, disp, 1, type, op,
                nullptr);
 }
@@ -236,6 +238,7 @@ void Window::compareAndSwapSlow(const void* origin, const void* compare, void* r
                               ": it takes one predefined integer, logical or byte element");
   }
   if (compare == nullptr) throw Error(kErrBuffer, "compare buffer is NULL");
+  if (fastMessage(origin, compare, result, type, target, disp, Op::kReplace)) return;
   atomicUpdate("compare_and_swap", origin, 1, type, result, 1, type, target, disp, 1, type,
                Op::kReplace, compare);
 }
@@ -295,7 +298,7 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
     t.key = &dataKey(t, ep);
   }
   transport::AtomicOp single{};
-  if (bytes == 8 && isInt64(kind) && Datatype::predefined(ttype.id()) == &ttype &&
+  if (!amInts_ && bytes == 8 && isInt64(kind) && Datatype::predefined(ttype.id()) == &ttype &&
       singleAtomic(op, compare != nullptr, single)) {
     // One element on one NIC atomic (MPI_Fetch_and_op / MPI_Compare_and_swap as PGAS codes
     // use them): no packing.
@@ -336,7 +339,7 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
   accOld_.resize(bytes);
   std::vector<std::byte>& old = accOld_;
 
-  if (isInt64(kind)) {
+  if (isInt64(kind) && !amInts_) {
     // Element by element on 8-byte atomics (atomic64); `at` walks the packed stream.
     walk(old.data(), 1, packed, offset, static_cast<std::size_t>(tcount), ttype,
          [&](std::byte* o, std::uint64_t toff, std::size_t len) {

@@ -205,8 +205,6 @@ void Window::amUpdate(int target, const std::byte* src, const void* compare, std
   }
 
   Target& t = describe(target);
-  auto& ep = comm_.context().endpoint(comm_.worldRank(target));
-  transport::RemoteKey& ctlKey = controlKey(t, ep);
   const std::uint64_t first =
       control(target, kAmTicketWord, static_cast<int>(transport::AtomicOp::kFetchAdd), msgs.size());
   if (!t.amPending) {
@@ -214,6 +212,47 @@ void Window::amUpdate(int target, const std::byte* src, const void* compare, std
     ++amOutstanding_;
   }
   t.amSent = std::max(t.amSent, first + msgs.size());
+
+  if (amInts_) {
+    // The local message mode: the target's inbox is mapped here (t.ctlDirect), so the same
+    // protocol runs on loads and stores, written in place (no bounce buffer, no transport).
+    for (std::size_t m = 0; m < msgs.size(); ++m) {
+      const Msg& msg = msgs[m];
+      const std::uint64_t ticket = first + m;
+      std::byte* p = directSlot(t, ticket);
+      const AmHeader h{
+          0,
+          0,
+          static_cast<std::uint32_t>(msg.dataBytes),
+          static_cast<std::uint32_t>(msg.nseg),
+          static_cast<std::uint16_t>(op),
+          static_cast<std::uint16_t>(kind),
+          (fetch ? detail::kAmFetch : 0U) | (compare != nullptr ? detail::kAmCompare : 0U)};
+      // All but the stamp, which directSend publishes with everything before it.
+      std::memcpy(p + 8, reinterpret_cast<const std::byte*>(&h) + 8, sizeof h - 8);
+      std::byte* segOut = p + sizeof h;
+      std::byte* dataOut = segOut + 16 * msg.nseg;
+      for (std::size_t k = 0; k < msg.nseg; ++k) {
+        const Seg& sg = split[msg.first + k];
+        const std::uint64_t pair[2] = {sg.toff, sg.len};
+        std::memcpy(segOut + 16 * k, pair, 16);
+        if (compare != nullptr) {
+          std::memcpy(dataOut, src, elem);
+          std::memcpy(dataOut + elem, compare, elem);
+        } else if (!noOp) {
+          detail::copyBytes(dataOut, src + sg.pos, sg.len);
+          dataOut += sg.len;
+        }
+      }
+      const std::size_t replyBytes = compare != nullptr ? elem : msg.dataBytes;
+      directSend(t, ticket, fetch ? old + split[msg.first].pos : nullptr, sizeof h + 16 * msg.nseg,
+                 replyBytes);
+    }
+    return;
+  }
+
+  auto& ep = comm_.context().endpoint(comm_.worldRank(target));
+  transport::RemoteKey& ctlKey = controlKey(t, ep);
 
   // 8-byte aligned space in the bounce buffer: a stamp or an acknowledgement must land as one
   // word (the self transport, like a NIC, writes an aligned word whole only from an aligned one).
@@ -314,16 +353,104 @@ void Window::amUpdate(int target, const std::byte* src, const void* compare, std
   stampAll();
 }
 
+std::byte* Window::directSlot(Target& t, std::uint64_t ticket) {
+  if (ticket >= t.amReleased + detail::kSlotCount) {
+    std::atomic_ref<std::uint64_t> released(
+        *reinterpret_cast<std::uint64_t*>(t.ctlDirect + detail::kInboxReleased));
+    comm_.context().waitUntil([&] {
+      t.amReleased = std::max(t.amReleased, released.load(std::memory_order_acquire));
+      return ticket < t.amReleased + detail::kSlotCount;
+    });
+  }
+  return t.ctlDirect + slotOffset(ticket);
+}
+
+void Window::directSend(Target& t, std::uint64_t ticket, std::byte* reply, std::size_t replyAt,
+                        std::size_t replyBytes) {
+  std::byte* p = t.ctlDirect + slotOffset(ticket);
+  auto word = [&](std::size_t off) {
+    return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(p + off));
+  };
+  word(0).store(ticket + 1, std::memory_order_release);  // the stamp: the message is complete
+  if (reply == nullptr) return;
+  comm_.context().waitUntil([&] {
+    return word(offsetof(detail::AmHeader, replied)).load(std::memory_order_acquire) == ticket + 1;
+  });
+  detail::copyBytes(reply, p + replyAt, replyBytes);
+  word(0).store(0, std::memory_order_release);  // acknowledged: the slot may be released
+  // The target applies in ticket order and replies once this one is applied: so is every
+  // ticket before it (a flush after a fetch need not read the applied count).
+  t.amApplied = std::max(t.amApplied, ticket + 1);
+}
+
+bool Window::fastMessage(const void* origin, const void* compare, void* result,
+                         const Datatype& type, int target, std::int64_t disp, Op op) {
+  // MPI_Fetch_and_op / MPI_Compare_and_swap in the local message mode: one element, one
+  // message, written in place. Anything else, errors included, takes atomicUpdate().
+  if (!amInts_ || freed_ || result == nullptr || disp < 0 ||
+      static_cast<unsigned>(target) >= targets_.size() || target == comm_.rank() ||
+      !type.isPredefined() || (op != Op::kNoOp && origin == nullptr)) {
+    return false;
+  }
+  const int kind = type.id();
+  const std::size_t elem = packedSize(kind);
+  if (elem == 0 || elem != type.size() || elem > 16 ||
+      (compare != nullptr ? !casAccepts(kind) : !opAccepts(op, kind))) {
+    return false;
+  }
+  Target& t = targets_[static_cast<std::size_t>(target)];
+  std::int64_t offset = 0;
+  if (!t.resolved || !isOpen(t) ||
+      __builtin_mul_overflow(disp, static_cast<std::int64_t>(t.dispUnit), &offset) ||
+      static_cast<std::uint64_t>(offset) + elem > t.size) {
+    return false;
+  }
+  ++pendingOps_;
+  needFence_ = true;
+  const std::uint64_t ticket =
+      control(target, kAmTicketWord, static_cast<int>(transport::AtomicOp::kFetchAdd), 1);
+  if (!t.amPending) {
+    t.amPending = true;
+    ++amOutstanding_;
+  }
+  t.amSent = std::max(t.amSent, ticket + 1);
+  std::byte* p = directSlot(t, ticket);
+  const detail::AmHeader h{0,
+                           0,
+                           static_cast<std::uint32_t>(compare != nullptr ? 2 * elem : elem),
+                           1,
+                           static_cast<std::uint16_t>(op),
+                           static_cast<std::uint16_t>(kind),
+                           detail::kAmFetch | (compare != nullptr ? detail::kAmCompare : 0U)};
+  std::memcpy(p + 8, reinterpret_cast<const std::byte*>(&h) + 8, sizeof h - 8);
+  const std::uint64_t seg[2] = {static_cast<std::uint64_t>(offset), elem};
+  std::memcpy(p + sizeof h, seg, 16);
+  std::byte* data = p + sizeof h + 16;
+  if (op != Op::kNoOp) std::memcpy(data, origin, elem);
+  if (compare != nullptr) std::memcpy(data + elem, compare, elem);
+  directSend(t, ticket, static_cast<std::byte*>(result), sizeof h + 16, elem);
+  return true;
+}
+
 void Window::amWait(int target) {
   if (!amMode_ || amOutstanding_ == 0) return;
   auto one = [&](int r) {
     Target& t = targets_[static_cast<std::size_t>(r)];
     if (!t.amPending) return;
-    comm_.context().endpoint(comm_.worldRank(r)).flush();
-    for (unsigned attempt = 0;; ++attempt) {
-      t.amApplied = std::max(t.amApplied, readControl(r, detail::kInboxApplied));
-      if (t.amApplied >= t.amSent) break;
-      pollPause(attempt);
+    if (amInts_) {  // the target's counter is mapped here
+      std::atomic_ref<std::uint64_t> applied(
+          *reinterpret_cast<std::uint64_t*>(t.ctlDirect + detail::kInboxApplied));
+      comm_.context().waitUntil([&] {
+        t.amApplied = std::max(t.amApplied, applied.load(std::memory_order_acquire));
+        return t.amApplied >= t.amSent;
+      });
+    } else {
+      comm_.context().endpoint(comm_.worldRank(r)).flush();
+      for (unsigned attempt = 0;; ++attempt) {
+        t.amApplied = std::max(t.amApplied, readControl(r, detail::kInboxApplied));
+        if (t.amApplied >= t.amSent) break;
+        pollPause(attempt);
+      }
     }
     t.amPending = false;
     --amOutstanding_;

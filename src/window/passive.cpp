@@ -40,6 +40,7 @@
 #include "onesided/context.hpp"
 #include "onesided/window.hpp"
 #include "transport/transport.hpp"
+#include "window/am.hpp"
 #include "window/barrier.hpp"
 
 namespace onesided {
@@ -74,7 +75,7 @@ std::uint64_t Window::control(int target, int word, int op, std::uint64_t operan
                               std::uint64_t compare) {
   Target& t = cpuAtomics_ ? resolve(target) : describe(target);
   ++controlOps_;
-  if (cpuAtomics_) {
+  if (cpuAtomics_ || amInts_) {  // (amInts_: every target's t.ctlDirect set at creation)
     return transport::cpuAtomic<std::uint64_t>(static_cast<transport::AtomicOp>(op),
                                                t.ctlDirect + static_cast<std::size_t>(word) * 8,
                                                operand, compare);
@@ -83,7 +84,7 @@ std::uint64_t Window::control(int target, int word, int op, std::uint64_t operan
   transport::RemoteKey& key = controlKey(t, ep);
   std::uint64_t old = 0;
   // Through the transport, also for this rank's own words and on-node peers: a CPU atomic is
-  // not atomic with respect to a NIC's (unless no rank uses the NIC's: cpuAtomics_).
+  // not atomic with respect to a NIC's (unless no rank uses the NIC's: cpuAtomics_, amInts_).
   ep.atomic(static_cast<transport::AtomicOp>(op), 8, operand, compare, &old,
             t.ctlBase + static_cast<std::uint64_t>(word) * 8, key);
   return old;
@@ -107,13 +108,19 @@ std::uint64_t Window::atomic64(int target, int op, std::uint64_t operand, std::u
 
 bool Window::cpuReach(int target, Target& t) {
   if (t.size > 0 && t.whole == nullptr) return false;
+  // The control words are all that CPU atomics touch (an inbox, where there is one, is written
+  // through the transport in this mode); control areas may differ in length (localInbox_).
+  return ctlReach(target, t, kControlBytes);
+}
+
+bool Window::ctlReach(int target, Target& t, std::size_t bytes) {
   if (target == comm_.rank()) {
     t.ctlDirect = ctlMem_;
     return true;
   }
   auto& ep = comm_.context().endpoint(comm_.worldRank(target));
   const transport::DirectSpan d = controlKey(t, ep).direct();
-  if (d.lo <= t.ctlBase && t.ctlBase + ctlLen_ <= d.hi) {  // all alike
+  if (d.lo <= t.ctlBase && t.ctlBase + bytes <= d.hi) {
     t.ctlDirect = reinterpret_cast<std::byte*>(t.ctlBase + static_cast<std::uint64_t>(d.delta));
     return true;
   }
@@ -153,12 +160,23 @@ void Window::agreeOnCpuAtomics() {
     }
   }
   // Every target mapped now (create windows: whether each rank's memory can be shared depends
-  // on its own alignment), agreed by every rank.
+  // on its own alignment), agreed by every rank. Where not (partial pages), but every rank has
+  // an inbox (localInbox_) and reaches every control area, inbox included: the local message
+  // mode (amInts_).
   bool ok = true;
-  for (int r = 0; r < p && ok; ++r) ok = reach(r);
-  I64 all = ok ? 1 : 0;
-  coll::allreduce(comm_, coll::inPlace(), &all, 1, &datatypeOf<I64>(), Op::kMin);
-  cpuAtomics_ = all == 1;
+  bool local = localInbox_;
+  for (int r = 0; r < p && (ok || local); ++r) {
+    Target& t = resolve(r);
+    ok = ok && cpuReach(r, t);
+    local = local && ctlReach(r, t, kControlBytes + detail::kInboxBytes);
+  }
+  I64 v[2] = {ok ? 1 : 0, local ? 1 : 0};
+  coll::allreduce(comm_, coll::inPlace(), v, 2, &datatypeOf<I64>(), Op::kMin);
+  cpuAtomics_ = v[0] == 1;
+  if (!cpuAtomics_ && v[1] == 1) {
+    amMode_ = true;
+    amInts_ = true;
+  }
 }
 
 void Window::retryPause(unsigned attempt) {

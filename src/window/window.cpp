@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "onesided/window.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -305,18 +307,26 @@ void Window::setUp(void* base, std::size_t size, int failClass, const std::strin
     // it. An allocate window's control area follows its memory in one registration (allocate()
     // made room): one key per target for both. Other flavours register it apart.
     amMode_ = comm_.context().accumulateByMessage(comm_);
-    const std::size_t syncAt = kControlBytes + (amMode_ ? detail::kInboxBytes : 0);
+    // A create window on one node with partial pages (loads and stores will not reach all of
+    // it) carries an inbox too, for the local message mode that agreeOnCpuAtomics may choose.
+    const auto lo = reinterpret_cast<std::uintptr_t>(base);
+    const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+    localInbox_ = !amMode_ && flavor_ == Flavor::kCreate && comm_.size() > 1 && size > 0 &&
+                  (lo % page != 0 || (lo + size) % page != 0) && comm_.context().accumulateAuto() &&
+                  comm_.context().sameNode(comm_);
+    const bool inbox = amMode_ || localInbox_;
+    const std::size_t syncAt = kControlBytes + (inbox ? detail::kInboxBytes : 0);
     const transport::MemoryRegion* host = region_.get();
     std::size_t at = controlOffset(size);
     if (flavor_ != Flavor::kAllocate) {
-      control_ = comm_.context().transport().registerMemory(nullptr, controlBytes(amMode_),
+      control_ = comm_.context().transport().registerMemory(nullptr, controlBytes(inbox),
                                                             transport::Placement::kAllocate,
                                                             transport::Access::kRemoteAll);
       host = control_.get();
       at = 0;
     }
     ctlMem_ = static_cast<std::byte*>(host->base()) + at;
-    ctlLen_ = controlBytes(amMode_);
+    ctlLen_ = controlBytes(inbox);
     std::memset(ctlMem_, 0, ctlLen_);
     sync_ = std::make_unique<detail::SyncRegion>(comm_.context(), comm_.worldRanks(), comm_.rank(),
                                                  *host, at + syncAt);
