@@ -591,6 +591,13 @@ class Window {
   /// `reply`, waits for the target's reply and copies replyBytes from replyAt in the slot.
   void directSend(Target& t, std::uint64_t ticket, std::byte* reply, std::size_t replyAt,
                   std::size_t replyBytes);
+  /// The local message mode: one ticket of t's inbox (the sent count and pending state kept).
+  std::uint64_t directTicket(int target, Target& t);
+  /// The local message mode: a put or get of n bytes at window offset toff of `target` that
+  /// loads and stores do not reach (a partial page), as one message (at most kMessageBytes).
+  void messageTransfer(bool put, int target, Target& t, std::byte* origin, std::uint64_t toff,
+                       std::size_t n);
+  static constexpr std::size_t kMessageBytes = 4096 - 32 - 16;  // a slot less header, segment
   /// MPI_Fetch_and_op / MPI_Compare_and_swap's fast case in the local message mode (one
   /// predefined element, an open peer, inside its window); false: take atomicUpdate().
   bool fastMessage(const void* origin, const void* compare, void* result, const Datatype& type,

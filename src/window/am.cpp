@@ -32,6 +32,8 @@
 // the order issued, which keeps the default accumulate_ordering (rar, raw, war, waw).
 #include "window/am.hpp"
 
+#include <mpi.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -383,6 +385,38 @@ void Window::directSend(Target& t, std::uint64_t ticket, std::byte* reply, std::
   t.amApplied = std::max(t.amApplied, ticket + 1);
 }
 
+std::uint64_t Window::directTicket(int target, Target& t) {
+  const std::uint64_t ticket =
+      control(target, kAmTicketWord, static_cast<int>(transport::AtomicOp::kFetchAdd), 1);
+  if (!t.amPending) {
+    t.amPending = true;
+    ++amOutstanding_;
+  }
+  t.amSent = std::max(t.amSent, ticket + 1);
+  return ticket;
+}
+
+void Window::messageTransfer(bool put, int target, Target& t, std::byte* origin, std::uint64_t toff,
+                             std::size_t n) {
+  // A put is a REPLACE of bytes, a get a NO_OP with the old bytes as the reply: applied by the
+  // target as accumulates are (so a flush waits for the put as for them), checked by it
+  // against its window like them.
+  const std::uint64_t ticket = directTicket(target, t);
+  std::byte* p = directSlot(t, ticket);
+  const detail::AmHeader h{0,
+                           0,
+                           static_cast<std::uint32_t>(n),
+                           1,
+                           static_cast<std::uint16_t>(put ? Op::kReplace : Op::kNoOp),
+                           MPI_BYTE,
+                           put ? 0U : detail::kAmFetch};
+  std::memcpy(p + 8, reinterpret_cast<const std::byte*>(&h) + 8, sizeof h - 8);
+  const std::uint64_t seg[2] = {toff, n};
+  std::memcpy(p + sizeof h, seg, 16);
+  if (put) detail::copyBytes(p + sizeof h + 16, origin, n);
+  directSend(t, ticket, put ? nullptr : origin, sizeof h + 16, n);
+}
+
 bool Window::fastMessage(const void* origin, const void* compare, void* result,
                          const Datatype& type, int target, std::int64_t disp, Op op) {
   // MPI_Fetch_and_op / MPI_Compare_and_swap in the local message mode: one element, one
@@ -407,13 +441,7 @@ bool Window::fastMessage(const void* origin, const void* compare, void* result,
   }
   ++pendingOps_;
   needFence_ = true;
-  const std::uint64_t ticket =
-      control(target, kAmTicketWord, static_cast<int>(transport::AtomicOp::kFetchAdd), 1);
-  if (!t.amPending) {
-    t.amPending = true;
-    ++amOutstanding_;
-  }
-  t.amSent = std::max(t.amSent, ticket + 1);
+  const std::uint64_t ticket = directTicket(target, t);
   std::byte* p = directSlot(t, ticket);
   const detail::AmHeader h{0,
                            0,

@@ -846,6 +846,12 @@ void Window::transfer(void* origin, std::int64_t ocount, const Datatype& otype, 
   };
   auto viaTransport = [&](std::byte* op, std::uint64_t toff, std::size_t n) {
     if (n == 0) return;
+    if (amInts_ && n <= kMessageBytes) {
+      // A partial page of a peer in the local message mode: one message to its inbox
+      // (0.4 us) instead of a cross-memory attach call (about 2 us).
+      messageTransfer(kPut, target, t, op, toff, n);
+      return;
+    }
     batchIov_.push_back({op, n});
     batchAddr_.push_back(t.base + toff);
     if (batchIov_.size() == kBatch) flushBatch();

@@ -28,6 +28,9 @@ class LocalMessages : public ::testing::TestWithParam<Param> {
 
 const Datatype& type(int id) { return *Datatype::predefined(id); }
 
+/// The largest partial-page run that goes as one message (Window::kMessageBytes).
+constexpr std::size_t kMessageBytesForTest = 4096 - 32 - 16;
+
 /// `bytes` of window memory starting 40 bytes into a page (so the window's pages are partial),
 /// zeroed, with the page-aligned allocation that holds it.
 struct Unaligned {
@@ -235,6 +238,100 @@ TEST_P(LocalMessages, AccumulateIntoEveryRankIsExact) {
     win->unlock(right);
     for (int i = 0; i < kElems; ++i) EXPECT_EQ(back[i], 0.5 * ranks * (i + 1)) << i;
     win->fence(kModeNosucceed);
+    win->free();
+  });
+}
+
+// Puts and gets on such a window: the partial pages at its ends go as messages (up to a slot),
+// the whole pages between by loads and stores, larger runs on partial pages by the transport.
+// Every size, contiguous and strided, under flush and fence: the bytes land exactly, the rest
+// of the window and the bytes past it stay as they were.
+TEST_P(LocalMessages, PutAndGetAcrossPartialPages) {
+  auto [transport, n] = GetParam();
+  if (!transportAvailable(transport)) GTEST_SKIP() << transport << " not built";
+  spawn(n, transport, [&, n = n](Context& ctx) {
+    constexpr std::size_t kBytes = 3 * 4096;  // from byte 40 of a page: partial, 2 whole, partial
+    Unaligned mem(kBytes + 64);
+    std::memset(mem.at() + kBytes, 0x77, 64);
+    auto win = Window::create(ctx.world(), mem.at(), kBytes, 1);
+    if (modeExpected(transport, n)) {
+      EXPECT_TRUE(win->localMessages());
+    }
+    const int right = (ctx.rank() + 1) % n;
+    const int left = (ctx.rank() + n - 1) % n;
+    auto pattern = [](int rank, std::size_t i, int round) {
+      return static_cast<std::uint8_t>(rank * 31 + i * 7 + round * 13 + 1);
+    };
+    auto stride2 = Datatype::vector(50, 1, 2, *Datatype::predefined(MPI_BYTE));
+    stride2->commit();
+    const std::pair<std::size_t, std::size_t> cases[] = {{0, 1},
+                                                         {5, 7},
+                                                         {100, 1000},
+                                                         {0, kMessageBytesForTest},
+                                                         {10, kMessageBytesForTest + 1},
+                                                         {4000, 300},
+                                                         {0, kBytes},
+                                                         {kBytes - 9, 9},
+                                                         {8000, 4000}};
+    int round = 0;
+    for (const bool fence : {false, true}) {
+      for (const auto& [off, len] : cases) {
+        ++round;
+        std::vector<std::uint8_t> src(len);
+        for (std::size_t i = 0; i < len; ++i) src[i] = pattern(ctx.rank(), i, round);
+        std::memset(mem.at(), 0, kBytes);
+        ctx.world().barrier();
+        if (fence) {
+          win->fence();
+        } else {
+          win->lockAll();
+        }
+        win->put(src.data(), static_cast<std::int64_t>(len), type(MPI_BYTE), right,
+                 static_cast<std::int64_t>(off), static_cast<std::int64_t>(len), type(MPI_BYTE));
+        if (fence) {
+          win->fence();
+        } else {
+          win->flush(right);
+          win->unlockAll();
+        }
+        ctx.world().barrier();
+        // What the left neighbour put, nothing else.
+        for (std::size_t i = 0; i < kBytes; ++i) {
+          const std::uint8_t want =
+              i >= off && i < off + len ? pattern(left, i - off, round) : std::uint8_t{0};
+          ASSERT_EQ(static_cast<std::uint8_t>(mem.at()[i]), want)
+              << "byte " << i << " after a put of " << len << " at " << off;
+        }
+        ctx.world().barrier();
+        // Read it back from the right neighbour: what this rank put there.
+        std::vector<std::uint8_t> back(len, 0xee);
+        win->lockAll();
+        win->get(back.data(), static_cast<std::int64_t>(len), type(MPI_BYTE), right,
+                 static_cast<std::int64_t>(off), static_cast<std::int64_t>(len), type(MPI_BYTE));
+        win->unlockAll();
+        ASSERT_EQ(back, src) << "get of " << len << " at " << off;
+        ctx.world().barrier();
+      }
+    }
+    // Strided target side: every second byte from 7, 50 bytes, then read back the same way.
+    std::memset(mem.at(), 0, kBytes);
+    ctx.world().barrier();
+    std::uint8_t vals[50];
+    for (int i = 0; i < 50; ++i) vals[i] = static_cast<std::uint8_t>(ctx.rank() + 2 * i + 1);
+    win->lockAll();
+    win->put(vals, 50, type(MPI_BYTE), right, 7, 1, *stride2);
+    win->flush(right);
+    std::uint8_t got[50] = {};
+    win->get(got, 50, type(MPI_BYTE), right, 7, 1, *stride2);
+    win->unlockAll();
+    EXPECT_EQ(std::memcmp(got, vals, 50), 0);
+    ctx.world().barrier();
+    for (int i = 0; i < 100; ++i) {
+      const auto b = static_cast<std::uint8_t>(mem.at()[7 + i]);
+      EXPECT_EQ(b, i % 2 == 0 ? static_cast<std::uint8_t>(left + i + 1) : 0) << "byte " << 7 + i;
+    }
+    for (int k = 0; k < 64; ++k) EXPECT_EQ(mem.at()[kBytes + k], std::byte{0x77}) << k;
+    ctx.world().barrier();
     win->free();
   });
 }
