@@ -591,6 +591,9 @@ class Window {
   /// `reply`, waits for the target's reply and copies replyBytes from replyAt in the slot.
   void directSend(Target& t, std::uint64_t ticket, std::byte* reply, std::size_t replyAt,
                   std::size_t replyBytes);
+  /// The local message mode: waits for the reply to `ticket`, copies it out, acknowledges it.
+  void directReply(Target& t, std::uint64_t ticket, std::byte* reply, std::size_t replyAt,
+                   std::size_t replyBytes);
   /// The local message mode: one ticket of t's inbox (the sent count and pending state kept).
   std::uint64_t directTicket(int target, Target& t);
   /// The local message mode: a put or get of n bytes at window offset toff of `target` that

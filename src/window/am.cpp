@@ -218,9 +218,24 @@ void Window::amUpdate(int target, const std::byte* src, const void* compare, std
   if (amInts_) {
     // The local message mode: the target's inbox is mapped here (t.ctlDirect), so the same
     // protocol runs on loads and stores, written in place (no bounce buffer, no transport).
+    // Fetches are pipelined: their replies are collected once the slots run out and at the
+    // end (one at a time, a 1 MiB get_accumulate waited 256 round trips: 366 us).
+    struct Reply {
+      std::uint64_t ticket;
+      std::byte* to;
+      std::size_t at;
+      std::size_t bytes;
+    };
+    std::vector<Reply> replies;
+    auto collect = [&] {
+      for (const Reply& r : replies) directReply(t, r.ticket, r.to, r.at, r.bytes);
+      replies.clear();
+    };
     for (std::size_t m = 0; m < msgs.size(); ++m) {
       const Msg& msg = msgs[m];
       const std::uint64_t ticket = first + m;
+      // Our own unacknowledged slots may be what keeps this one from being released.
+      if (ticket >= t.amReleased + detail::kSlotCount) collect();
       std::byte* p = directSlot(t, ticket);
       const AmHeader h{
           0,
@@ -246,10 +261,13 @@ void Window::amUpdate(int target, const std::byte* src, const void* compare, std
           dataOut += sg.len;
         }
       }
-      const std::size_t replyBytes = compare != nullptr ? elem : msg.dataBytes;
-      directSend(t, ticket, fetch ? old + split[msg.first].pos : nullptr, sizeof h + 16 * msg.nseg,
-                 replyBytes);
+      directSend(t, ticket, nullptr, 0, 0);
+      if (fetch) {
+        replies.push_back({ticket, old + split[msg.first].pos, sizeof h + 16 * msg.nseg,
+                           compare != nullptr ? elem : msg.dataBytes});
+      }
     }
+    collect();
     return;
   }
 
@@ -374,7 +392,15 @@ void Window::directSend(Target& t, std::uint64_t ticket, std::byte* reply, std::
     return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(p + off));
   };
   word(0).store(ticket + 1, std::memory_order_release);  // the stamp: the message is complete
-  if (reply == nullptr) return;
+  if (reply != nullptr) directReply(t, ticket, reply, replyAt, replyBytes);
+}
+
+void Window::directReply(Target& t, std::uint64_t ticket, std::byte* reply, std::size_t replyAt,
+                         std::size_t replyBytes) {
+  std::byte* p = t.ctlDirect + slotOffset(ticket);
+  auto word = [&](std::size_t off) {
+    return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(p + off));
+  };
   comm_.context().waitUntil([&] {
     return word(offsetof(detail::AmHeader, replied)).load(std::memory_order_acquire) == ticket + 1;
   });
