@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Accumulate by active message: the path of accumulates whose element type has no NIC atomic
 // (everything but 8-byte integers) on windows that use it (Context::accumulateByMessage: by
-// default those whose group spans nodes).
+// default those whose group spans nodes), and in the local message mode (Window::amInts_:
+// one-node create windows with partial pages) of every accumulate and atomic, and of puts and
+// gets into a peer's partial pages, written with stores into the mapped inbox (directSlot,
+// directSend, directReply below) instead of through the transport.
 //
 // Each rank's control region holds an inbox of kSlotCount slots of kSlotBytes, and the target
 // applies what arrives there with its own CPU: the origin moves the data once (instead of
