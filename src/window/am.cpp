@@ -209,6 +209,34 @@ void Window::amUpdate(int target, const std::byte* src, const void* compare, std
     msgs.back().dataBytes += len;
   }
 
+  // A message's body at p, all but its first word (the stamp, written last and alone):
+  // header, segments {target offset, bytes} and, unless the values only come back, the data.
+  auto writeBody = [&](std::byte* p, const Msg& msg) {
+    const AmHeader h{
+        0,
+        0,
+        static_cast<std::uint32_t>(msg.dataBytes),
+        static_cast<std::uint32_t>(msg.nseg),
+        static_cast<std::uint16_t>(op),
+        static_cast<std::uint16_t>(kind),
+        (fetch ? detail::kAmFetch : 0U) | (compare != nullptr ? detail::kAmCompare : 0U)};
+    std::memcpy(p + 8, reinterpret_cast<const std::byte*>(&h) + 8, sizeof h - 8);
+    std::byte* segOut = p + sizeof h;
+    std::byte* dataOut = segOut + 16 * msg.nseg;
+    for (std::size_t k = 0; k < msg.nseg; ++k) {
+      const Seg& sg = split[msg.first + k];
+      const std::uint64_t pair[2] = {sg.toff, sg.len};
+      std::memcpy(segOut + 16 * k, pair, 16);
+      if (compare != nullptr) {
+        std::memcpy(dataOut, src, elem);
+        std::memcpy(dataOut + elem, compare, elem);
+      } else if (!noOp) {
+        detail::copyBytes(dataOut, src + sg.pos, sg.len);
+        dataOut += sg.len;
+      }
+    }
+  };
+
   Target& t = describe(target);
   const std::uint64_t first =
       control(target, kAmTicketWord, static_cast<int>(transport::AtomicOp::kFetchAdd), msgs.size());
@@ -240,33 +268,10 @@ void Window::amUpdate(int target, const std::byte* src, const void* compare, std
       // Our own unacknowledged slots may be what keeps this one from being released.
       if (ticket >= t.amReleased + detail::kSlotCount) collect();
       std::byte* p = directSlot(t, ticket);
-      const AmHeader h{
-          0,
-          0,
-          static_cast<std::uint32_t>(msg.dataBytes),
-          static_cast<std::uint32_t>(msg.nseg),
-          static_cast<std::uint16_t>(op),
-          static_cast<std::uint16_t>(kind),
-          (fetch ? detail::kAmFetch : 0U) | (compare != nullptr ? detail::kAmCompare : 0U)};
-      // All but the stamp, which directSend publishes with everything before it.
-      std::memcpy(p + 8, reinterpret_cast<const std::byte*>(&h) + 8, sizeof h - 8);
-      std::byte* segOut = p + sizeof h;
-      std::byte* dataOut = segOut + 16 * msg.nseg;
-      for (std::size_t k = 0; k < msg.nseg; ++k) {
-        const Seg& sg = split[msg.first + k];
-        const std::uint64_t pair[2] = {sg.toff, sg.len};
-        std::memcpy(segOut + 16 * k, pair, 16);
-        if (compare != nullptr) {
-          std::memcpy(dataOut, src, elem);
-          std::memcpy(dataOut + elem, compare, elem);
-        } else if (!noOp) {
-          detail::copyBytes(dataOut, src + sg.pos, sg.len);
-          dataOut += sg.len;
-        }
-      }
+      writeBody(p, msg);
       directSend(t, ticket, nullptr, 0, 0);
       if (fetch) {
-        replies.push_back({ticket, old + split[msg.first].pos, sizeof h + 16 * msg.nseg,
+        replies.push_back({ticket, old + split[msg.first].pos, sizeof(AmHeader) + 16 * msg.nseg,
                            compare != nullptr ? elem : msg.dataBytes});
       }
     }
@@ -323,31 +328,9 @@ void Window::amUpdate(int target, const std::byte* src, const void* compare, std
       }
     }
     // The body: header, segments and, unless the values only come back, the data.
-    const bool sendData = !noOp;
-    const std::size_t body = sizeof(AmHeader) + 16 * msg.nseg + (sendData ? msg.dataBytes : 0);
+    const std::size_t body = sizeof(AmHeader) + 16 * msg.nseg + (noOp ? 0 : msg.dataBytes);
     std::byte* p = space(body);
-    AmHeader h{0,
-               0,
-               static_cast<std::uint32_t>(msg.dataBytes),
-               static_cast<std::uint32_t>(msg.nseg),
-               static_cast<std::uint16_t>(op),
-               static_cast<std::uint16_t>(kind),
-               (fetch ? detail::kAmFetch : 0U) | (compare != nullptr ? detail::kAmCompare : 0U)};
-    std::memcpy(p, &h, sizeof h);
-    std::byte* segOut = p + sizeof h;
-    std::byte* dataOut = segOut + 16 * msg.nseg;
-    for (std::size_t k = 0; k < msg.nseg; ++k) {
-      const Seg& s = split[msg.first + k];
-      const std::uint64_t pair[2] = {s.toff, s.len};
-      std::memcpy(segOut + 16 * k, pair, 16);
-      if (compare != nullptr) {
-        std::memcpy(dataOut, src, elem);
-        std::memcpy(dataOut + elem, compare, elem);
-      } else if (sendData) {
-        detail::copyBytes(dataOut, src + s.pos, s.len);
-        dataOut += s.len;
-      }
-    }
+    writeBody(p, msg);
     const std::uint64_t slot = t.ctlBase + slotOffset(ticket);
     put(p + 8, body - 8, slot + 8);  // all but the stamp
     unstamped.push_back(ticket);
