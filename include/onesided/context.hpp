@@ -98,6 +98,8 @@ class Context {
   [[nodiscard]] bool accumulateByMessage(const Comm& comm) const;
   /// Whether the accumulate path is left to each window (ONESIDED_ACCUMULATE=auto).
   [[nodiscard]] bool accumulateAuto() const noexcept { return accMode_ == AccMode::kAuto; }
+  /// Whether a progress thread applies inbox messages while the rank computes.
+  [[nodiscard]] bool progressThread() const noexcept { return progressThread_; }
   /// Whether every member of `comm` is on this rank's node (the same answer on every member).
   [[nodiscard]] bool sameNode(const Comm& comm) const;
   /// This process's PID namespace (the inode of /proc/self/ns/pid), or -1 - rank when it cannot

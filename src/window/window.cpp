@@ -309,11 +309,13 @@ void Window::setUp(void* base, std::size_t size, int failClass, const std::strin
     amMode_ = comm_.context().accumulateByMessage(comm_);
     // A create window on one node with partial pages (loads and stores will not reach all of
     // it) carries an inbox too, for the local message mode that agreeOnCpuAtomics may choose.
+    // Not without the progress thread: the mode's puts and gets would then wait for the target
+    // to call into MPI, where cross-memory attach needs nothing of it.
     const auto lo = reinterpret_cast<std::uintptr_t>(base);
     const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
     localInbox_ = !amMode_ && flavor_ == Flavor::kCreate && comm_.size() > 1 && size > 0 &&
                   (lo % page != 0 || (lo + size) % page != 0) && comm_.context().accumulateAuto() &&
-                  comm_.context().sameNode(comm_);
+                  comm_.context().progressThread() && comm_.context().sameNode(comm_);
     const bool inbox = amMode_ || localInbox_;
     const std::size_t syncAt = kControlBytes + (inbox ? detail::kInboxBytes : 0);
     const transport::MemoryRegion* host = region_.get();
