@@ -64,7 +64,7 @@ echo "== soft-RoCE VM (tests/rxe): the suites over the verbs transport and UCX o
 # from the host's root over 9p. About 20 minutes on 2 cores (4 in the unit suites, 5 for the
 # programs on verbs, 11 for them on UCX over rxe0); the budget only guards against a hang.
 rm -f "$build/rxe-failures.txt" "$build/rxe-failed-tails.txt"
-if ! bash "$here/tests/rxe/vm.sh" --timeout 2700 -- "$here/tests/rxe/suite.sh" "$build"; then
+if ! bash "$here/tests/rxe/vm.sh" --timeout 3000 -- "$here/tests/rxe/suite.sh" "$build"; then
   failed "soft-RoCE VM"
   # suite.sh lists each failed step and its tests there (the build directory is shared over 9p).
   if [ -s "$build/rxe-failures.txt" ]; then
