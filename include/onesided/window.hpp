@@ -594,13 +594,20 @@ class Window {
   /// The local message mode: waits for the reply to `ticket`, copies it out, acknowledges it.
   void directReply(Target& t, std::uint64_t ticket, std::byte* reply, std::size_t replyAt,
                    std::size_t replyBytes);
-  /// The local message mode: one ticket of t's inbox (the sent count and pending state kept).
-  std::uint64_t directTicket(int target, Target& t);
+  /// n consecutive tickets of target's inbox (the first returned; sent count, pending kept).
+  std::uint64_t amTickets(int target, Target& t, std::size_t n);
+  /// The local message mode: takes a ticket, waits for its slot, writes a one-segment header
+  /// (window bytes [toff, toff + len), dataBytes of data) and returns where the data goes
+  /// (kDirectData into the slot); directSend() publishes it.
+  std::byte* directOpen(int target, Target& t, std::uint64_t& ticket, std::uint32_t dataBytes,
+                        Op op, int kind, std::uint32_t flags, std::uint64_t toff,
+                        std::uint64_t len);
+  static constexpr std::size_t kDirectData = 32 + 16;  // header, one segment
   /// The local message mode: a put or get of n bytes at window offset toff of `target` that
   /// loads and stores do not reach (a partial page), as one message (at most kMessageBytes).
   void messageTransfer(bool put, int target, Target& t, std::byte* origin, std::uint64_t toff,
                        std::size_t n);
-  static constexpr std::size_t kMessageBytes = 4096 - 32 - 16;  // a slot less header, segment
+  static constexpr std::size_t kMessageBytes = 4096 - kDirectData;  // one slot's data
   /// MPI_Fetch_and_op / MPI_Compare_and_swap's fast case in the local message mode (one
   /// predefined element, an open peer, inside its window); false: take atomicUpdate().
   bool fastMessage(const void* origin, const void* compare, void* result, const Datatype& type,

@@ -238,13 +238,7 @@ void Window::amUpdate(int target, const std::byte* src, const void* compare, std
   };
 
   Target& t = describe(target);
-  const std::uint64_t first =
-      control(target, kAmTicketWord, static_cast<int>(transport::AtomicOp::kFetchAdd), msgs.size());
-  if (!t.amPending) {
-    t.amPending = true;
-    ++amOutstanding_;
-  }
-  t.amSent = std::max(t.amSent, first + msgs.size());
+  const std::uint64_t first = amTickets(target, t, msgs.size());
 
   if (amInts_) {
     // The local message mode: the target's inbox is mapped here (t.ctlDirect), so the same
@@ -397,15 +391,30 @@ void Window::directReply(Target& t, std::uint64_t ticket, std::byte* reply, std:
   t.amApplied = std::max(t.amApplied, ticket + 1);
 }
 
-std::uint64_t Window::directTicket(int target, Target& t) {
-  const std::uint64_t ticket =
-      control(target, kAmTicketWord, static_cast<int>(transport::AtomicOp::kFetchAdd), 1);
+std::uint64_t Window::amTickets(int target, Target& t, std::size_t n) {
+  const std::uint64_t first =
+      control(target, kAmTicketWord, static_cast<int>(transport::AtomicOp::kFetchAdd), n);
   if (!t.amPending) {
     t.amPending = true;
     ++amOutstanding_;
   }
-  t.amSent = std::max(t.amSent, ticket + 1);
-  return ticket;
+  t.amSent = std::max(t.amSent, first + n);
+  return first;
+}
+
+std::byte* Window::directOpen(int target, Target& t, std::uint64_t& ticket, std::uint32_t dataBytes,
+                              Op op, int kind, std::uint32_t flags, std::uint64_t toff,
+                              std::uint64_t len) {
+  static_assert(kDirectData == sizeof(detail::AmHeader) + 16);
+  ticket = amTickets(target, t, 1);
+  std::byte* p = directSlot(t, ticket);
+  const detail::AmHeader h{
+      0, 0, dataBytes, 1, static_cast<std::uint16_t>(op), static_cast<std::uint16_t>(kind), flags};
+  // Everything but the stamp (word 0), which directSend() writes last.
+  std::memcpy(p + 8, reinterpret_cast<const std::byte*>(&h) + 8, sizeof h - 8);
+  const std::uint64_t seg[2] = {toff, len};
+  std::memcpy(p + sizeof h, seg, 16);
+  return p + kDirectData;
 }
 
 void Window::messageTransfer(bool put, int target, Target& t, std::byte* origin, std::uint64_t toff,
@@ -413,20 +422,12 @@ void Window::messageTransfer(bool put, int target, Target& t, std::byte* origin,
   // A put is a REPLACE of bytes, a get a NO_OP with the old bytes as the reply: applied by the
   // target as accumulates are (so a flush waits for the put as for them), checked by it
   // against its window like them.
-  const std::uint64_t ticket = directTicket(target, t);
-  std::byte* p = directSlot(t, ticket);
-  const detail::AmHeader h{0,
-                           0,
-                           static_cast<std::uint32_t>(n),
-                           1,
-                           static_cast<std::uint16_t>(put ? Op::kReplace : Op::kNoOp),
-                           MPI_BYTE,
-                           put ? 0U : detail::kAmFetch};
-  std::memcpy(p + 8, reinterpret_cast<const std::byte*>(&h) + 8, sizeof h - 8);
-  const std::uint64_t seg[2] = {toff, n};
-  std::memcpy(p + sizeof h, seg, 16);
-  if (put) detail::copyBytes(p + sizeof h + 16, origin, n);
-  directSend(t, ticket, put ? nullptr : origin, sizeof h + 16, n);
+  std::uint64_t ticket = 0;
+  std::byte* data =
+      directOpen(target, t, ticket, static_cast<std::uint32_t>(n), put ? Op::kReplace : Op::kNoOp,
+                 MPI_BYTE, put ? 0U : detail::kAmFetch, toff, n);
+  if (put) detail::copyBytes(data, origin, n);
+  directSend(t, ticket, put ? nullptr : origin, kDirectData, n);
 }
 
 bool Window::fastMessage(const void* origin, const void* compare, void* result,
@@ -453,22 +454,14 @@ bool Window::fastMessage(const void* origin, const void* compare, void* result,
   }
   ++pendingOps_;
   needFence_ = true;
-  const std::uint64_t ticket = directTicket(target, t);
-  std::byte* p = directSlot(t, ticket);
-  const detail::AmHeader h{0,
-                           0,
-                           static_cast<std::uint32_t>(compare != nullptr ? 2 * elem : elem),
-                           1,
-                           static_cast<std::uint16_t>(op),
-                           static_cast<std::uint16_t>(kind),
-                           detail::kAmFetch | (compare != nullptr ? detail::kAmCompare : 0U)};
-  std::memcpy(p + 8, reinterpret_cast<const std::byte*>(&h) + 8, sizeof h - 8);
-  const std::uint64_t seg[2] = {static_cast<std::uint64_t>(offset), elem};
-  std::memcpy(p + sizeof h, seg, 16);
-  std::byte* data = p + sizeof h + 16;
+  std::uint64_t ticket = 0;
+  std::byte* data = directOpen(
+      target, t, ticket, static_cast<std::uint32_t>(compare != nullptr ? 2 * elem : elem), op, kind,
+      detail::kAmFetch | (compare != nullptr ? detail::kAmCompare : 0U),
+      static_cast<std::uint64_t>(offset), elem);
   if (op != Op::kNoOp) std::memcpy(data, origin, elem);
   if (compare != nullptr) std::memcpy(data + elem, compare, elem);
-  directSend(t, ticket, static_cast<std::byte*>(result), sizeof h + 16, elem);
+  directSend(t, ticket, static_cast<std::byte*>(result), kDirectData, elem);
   return true;
 }
 
