@@ -8,10 +8,11 @@
  *   coll_latency --coll gather|gatherv|scatter|scatterv|alltoall|alltoallv|bcast|allreduce|
  *                       allgather|reduce|barrier
  *                [--min-bytes 8] [--max-bytes 1048576] [--iters 200] [--repeats 5]
- *                [--label onesided] [--no-verify]
+ *                [--label onesided] [--no-verify] [--alloc-mem]
  *
  * Sizes are the bytes one rank sends to one other (OSU's convention); x4 steps. --verify
- * (default) checks the result of the last iteration of each size. */
+ * (default) checks the result of the last iteration of each size. --alloc-mem takes the send and
+ * receive buffers from MPI_Alloc_mem instead of malloc (rows get "alloc_mem":1). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,7 @@
 
 static const char* coll = "gather";
 static size_t min_bytes = 8, max_bytes = 1 << 20;
-static int iters = 200, repeats = 5, verify = 1;
+static int iters = 200, repeats = 5, verify = 1, alloc_mem = 0;
 static const char* label = "mpi";
 
 static int cmp_double(const void* a, const void* b) {
@@ -118,6 +119,8 @@ int main(int argc, char** argv) {
       label = argv[++i];
     else if (!strcmp(argv[i], "--no-verify"))
       verify = 0;
+    else if (!strcmp(argv[i], "--alloc-mem"))
+      alloc_mem = 1;
     else {
       fprintf(stderr, "coll_latency: unknown option %s\n", argv[i]);
       return 1;
@@ -129,8 +132,15 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   const int is_barrier = !strcmp(coll, "barrier");
   if (is_barrier) min_bytes = max_bytes = 0;
-  char* s = malloc((size_t)p * max_bytes + 64);
-  char* r = malloc((size_t)p * max_bytes + 64);
+  char* s = NULL;
+  char* r = NULL;
+  if (alloc_mem) {
+    MPI_Alloc_mem((MPI_Aint)((size_t)p * max_bytes + 64), MPI_INFO_NULL, &s);
+    MPI_Alloc_mem((MPI_Aint)((size_t)p * max_bytes + 64), MPI_INFO_NULL, &r);
+  } else {
+    s = malloc((size_t)p * max_bytes + 64);
+    r = malloc((size_t)p * max_bytes + 64);
+  }
   int* counts = malloc((size_t)p * sizeof(int));
   int* displs = malloc((size_t)p * sizeof(int));
   double* batch = malloc((size_t)repeats * sizeof(double));
@@ -169,14 +179,19 @@ int main(int argc, char** argv) {
       qsort(batch, (size_t)repeats, sizeof(double), cmp_double);
       printf(
           "{\"bench\":\"%s\",\"system\":\"%s\",\"bytes\":%zu,\"ranks\":%d,\"iters\":%d,"
-          "\"p50_us\":%.3f,\"min_us\":%.3f}\n",
-          coll, label, n, p, it, batch[repeats / 2] * 1e6, batch[0] * 1e6);
+          "\"p50_us\":%.3f,\"min_us\":%.3f,\"alloc_mem\":%d}\n",
+          coll, label, n, p, it, batch[repeats / 2] * 1e6, batch[0] * 1e6, alloc_mem);
       fflush(stdout);
     }
     if (n == 0) break;
   }
-  free(s);
-  free(r);
+  if (alloc_mem) {
+    MPI_Free_mem(s);
+    MPI_Free_mem(r);
+  } else {
+    free(s);
+    free(r);
+  }
   free(counts);
   free(displs);
   free(batch);

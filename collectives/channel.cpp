@@ -49,6 +49,11 @@ void writeHeader(std::byte* dst, const ChunkHeader& h) {
 constexpr std::uint64_t kData = 0;
 constexpr std::uint64_t kReady = 1;
 constexpr std::uint64_t kPad = 2;  // fills the ring's end; no stream data
+// kReady for a send buffer inside an MPI_Alloc_mem region: its key stays valid until
+// MPI_Free_mem, so the receiver keeps it unpacked.
+constexpr std::uint64_t kReadyAllocated = 3;
+// Unpacked keys of a peer's MPI_Alloc_mem regions kept per peer (each may hold a mapping).
+constexpr std::size_t kAllocKeysKept = 4;
 // A receiver reads a rendezvous stream by this many pieces per getv.
 constexpr std::size_t kGetBatch = 1024;
 
@@ -129,6 +134,9 @@ std::string kindName(int k) {
 // Streams from this size go by rendezvous to peers reached by put, unless ONESIDED_COLL_ZCOPY
 // says otherwise.
 constexpr std::size_t kZeroCopyDefault = std::size_t{16} << 10;
+// And to peers on the load / store path from this size, when the send buffer lies in an
+// MPI_Alloc_mem region (which the receiver maps).
+constexpr std::size_t kZeroCopyAllocatedDefault = std::size_t{16} << 10;
 
 }  // namespace
 
@@ -145,6 +153,8 @@ struct Channel::SendState {
   std::uint64_t fin = 0;    // the peer's fin count that ends it
   std::unique_ptr<transport::MemoryRegion> exposed;
   std::vector<std::byte> exposedKey;
+  bool keyed = false;      // exposedKey is set (a self transport's keys are empty)
+  bool allocated = false;  // ... to the key of the MPI_Alloc_mem region holding the buffer
   /// Ready for `o` (states are kept from phase to phase: no allocation per collective).
   void reset(const SendOp& o) {
     op = &o;
@@ -160,6 +170,7 @@ struct Channel::SendState {
     fin = 0;
     exposed.reset();
     exposedKey.clear();
+    keyed = allocated = false;
   }
   [[nodiscard]] bool finished() const { return started && sentBytes == total && !waitFin; }
   /// A tree node forwarding (op->avail): the next chunk's data has not arrived yet (all of it,
@@ -243,6 +254,8 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
   zcopyPut_ = envSize("ONESIDED_COLL_ZCOPY", kZeroCopyDefault, 0, SIZE_MAX);
   const char* z = std::getenv("ONESIDED_COLL_ZCOPY");
   zcopyDirect_ = z != nullptr && *z != '\0' ? zcopyPut_ : 0;
+  // Reading a sender's mapped buffer is a single memcpy, which beats the ring's two.
+  zcopyAllocated_ = z != nullptr && *z != '\0' ? zcopyPut_ : kZeroCopyAllocatedDefault;
   if (const char* a = std::getenv("ONESIDED_COLL_ALG"); a != nullptr && *a != '\0') {
     const std::string s(a);
     if (s == "linear") {
@@ -462,21 +475,31 @@ bool Channel::arrived(int peer, const Peer& p) const {
 
 Channel::Start Channel::startRendezvous(SendState& s, Peer& p, std::uint64_t free,
                                         std::uint64_t room) {
-  if (!s.exposed) {
-    try {
-      // The stream is contiguous: its packed bytes are the buffer's first total bytes.
-      s.exposed = ctx_.transport().registerMemory(const_cast<void*>(s.op->src.buf), s.total,
-                                                  transport::Placement::kExpose,
-                                                  transport::Access::kRemoteRead);
-    } catch (const std::exception& e) {
-      log::coll().debug("send buffer {} ({} bytes) not exposed, copied through scratch: {}",
-                        s.op->src.buf, s.total, e.what());
-      s.rendezvous = false;
-      return Start::kCopy;
+  if (!s.keyed) {
+    if (const std::vector<std::byte>* k = ctx_.memoryKey(s.op->src.buf, s.total)) {
+      s.exposedKey = *k;  // MPI_Alloc_mem memory: exposed already, to every peer
+      s.allocated = true;
+    } else {
+      try {
+        // The stream is contiguous: its packed bytes are the buffer's first total bytes.
+        s.exposed = ctx_.transport().registerMemory(const_cast<void*>(s.op->src.buf), s.total,
+                                                    transport::Placement::kExpose,
+                                                    transport::Access::kRemoteRead);
+      } catch (const std::exception& e) {
+        log::coll().debug("send buffer {} ({} bytes) not exposed, copied through scratch: {}",
+                          s.op->src.buf, s.total, e.what());
+        s.rendezvous = false;
+        return Start::kCopy;
+      }
+      s.exposedKey = s.exposed->packRkey();
     }
-    s.exposedKey = s.exposed->packRkey();
+    s.keyed = true;
   }
-  const std::size_t len = sizeof(std::uint64_t) + s.exposedKey.size();
+  // [address][key], or for an MPI_Alloc_mem region [address][frees][key]: frees is this
+  // process's count of MPI_Free_mem calls, so a receiver drops the mappings of regions that may
+  // be gone (they would keep the memory alive) when it changes.
+  const std::size_t head = sizeof(std::uint64_t) * (s.allocated ? 2 : 1);
+  const std::size_t len = head + s.exposedKey.size();
   if (len > maxPayload_) {  // chunks too small for the key
     s.exposed.reset();
     s.rendezvous = false;
@@ -498,12 +521,17 @@ Channel::Start Channel::startRendezvous(SendState& s, Peer& p, std::uint64_t fre
   }
   // The buffer's own address: a transport may report its registration's base rounded down.
   const std::uint64_t raddr = reinterpret_cast<std::uintptr_t>(s.op->src.buf);
-  const ChunkHeader h{0, s.total, len, 0, kReady, signatureOf(s.op->src)};
+  const ChunkHeader h{
+      0, s.total, len, 0, s.allocated ? kReadyAllocated : kReady, signatureOf(s.op->src)};
   std::byte* dst = chunkBuffer(p);
   writeHeader(dst, h);
   std::memcpy(dst + sizeof h, &raddr, sizeof raddr);
+  if (s.allocated) {
+    const std::uint64_t frees = ctx_.memoryFrees();
+    std::memcpy(dst + sizeof h + sizeof raddr, &frees, sizeof frees);
+  }
   if (!s.exposedKey.empty()) {  // the self transport's keys are empty
-    std::memcpy(dst + sizeof h + sizeof raddr, s.exposedKey.data(), s.exposedKey.size());
+    std::memcpy(dst + sizeof h + head, s.exposedKey.data(), s.exposedKey.size());
   }
   postChunk(s.op->peer, p, sizeof h + len);
   s.rendezvous = false;
@@ -514,7 +542,8 @@ Channel::Start Channel::startRendezvous(SendState& s, Peer& p, std::uint64_t fre
   return Start::kDone;
 }
 
-void Channel::finishRendezvous(RecvState& r, const std::byte* payload, std::size_t len) {
+void Channel::finishRendezvous(RecvState& r, const std::byte* payload, std::size_t len,
+                               bool allocated) {
   const int peer = r.op->peer;
   Peer& p = peers_[static_cast<std::size_t>(peer)];
   if (r.errorClass == 0 && r.typeMap().total() > 0) {
@@ -522,33 +551,79 @@ void Channel::finishRendezvous(RecvState& r, const std::byte* payload, std::size
       std::uint64_t raddr = 0;
       std::memcpy(&raddr, payload, sizeof raddr);
       auto& ep = ctx_.endpoint(ranks_[static_cast<std::size_t>(peer)]);
-      const auto key = ep.unpackRkey({payload + sizeof raddr, len - sizeof raddr});
-      // Each contiguous piece of the receive buffer, read from its place in the stream; a
-      // folding receive reads the stream whole and folds it afterwards.
-      std::vector<transport::Iov> iov;
-      std::vector<std::uint64_t> from;
-      Datatype::Segment seg{};
-      const bool folding = r.op->foldBase != nullptr;
-      if (folding) foldIn_.resize(r.typeMap().total());
-      const auto b = reinterpret_cast<std::uintptr_t>(folding ? foldIn_.data() : r.base);
-      std::uint64_t pos = 0;
-      for (;;) {
-        const bool more = r.typeMap().next(std::size_t{1} << 30, seg);
-        if (more) {
-          iov.push_back(
-              {reinterpret_cast<void*>(b + static_cast<std::uintptr_t>(seg.offset)), seg.len});
-          from.push_back(raddr + pos);
-          pos += seg.len;
+      const std::size_t head = sizeof raddr * (allocated ? 2 : 1);
+      const std::span<const std::byte> packed{payload + head, len - head};
+      std::unique_ptr<transport::RemoteKey> once;
+      const transport::RemoteKey* key = nullptr;
+      if (allocated) {
+        auto& kept = p.allocKeys;
+        std::uint64_t frees = 0;
+        std::memcpy(&frees, payload + sizeof raddr, sizeof frees);
+        if (frees != p.allocFrees) {  // the peer freed memory: its regions may be gone
+          kept.clear();
+          p.allocFrees = frees;
         }
-        if (iov.size() == kGetBatch || (!more && !iov.empty())) {
-          (void)ep.getv(iov, from, *key);  // the lists are read in the call
-          iov.clear();
-          from.clear();
+        auto it = std::find_if(kept.begin(), kept.end(), [&](const auto& e) {
+          return std::equal(e.first.begin(), e.first.end(), packed.begin(), packed.end());
+        });
+        if (it == kept.end()) {
+          if (kept.size() == kAllocKeysKept) kept.pop_back();
+          kept.emplace_back(std::vector<std::byte>(packed.begin(), packed.end()),
+                            ep.unpackRkey(packed));
+          ++allocKeysUnpacked_;
+          it = kept.end() - 1;
         }
-        if (!more) break;
+        std::rotate(kept.begin(), it, it + 1);  // most recent first
+        key = kept.front().second.get();
+      } else {
+        once = ep.unpackRkey(packed);
+        key = once.get();
       }
-      ep.flush();  // every piece is in place
-      if (folding && !foldsFailed_) fold(r, foldIn_.data(), foldIn_.size());
+      const bool folding = r.op->foldBase != nullptr;
+      const std::uint64_t total = r.typeMap().total();
+      // Mapped here (a peer's MPI_Alloc_mem memory on shared memory): loads, one copy.
+      const auto* mapped = static_cast<const std::byte*>(key->directPointer(raddr));
+      if (mapped != nullptr && key->directPointer(raddr + total - 1) != mapped + (total - 1)) {
+        mapped = nullptr;
+      }
+      if (mapped != nullptr) ++mappedReads_;
+      if (mapped != nullptr && folding) {
+        if (!foldsFailed_) fold(r, mapped, static_cast<std::size_t>(total));
+      } else if (mapped != nullptr) {
+        Datatype::Segment seg{};
+        const auto b = reinterpret_cast<std::uintptr_t>(r.base);
+        for (std::uint64_t pos = 0; r.typeMap().next(std::size_t{1} << 30, seg); pos += seg.len) {
+          onesided::detail::copyBytes(
+              reinterpret_cast<std::byte*>(b + static_cast<std::uintptr_t>(seg.offset)),
+              mapped + pos, seg.len);
+        }
+      } else {
+        // Each contiguous piece of the receive buffer, read from its place in the stream; a
+        // folding receive reads the stream whole and folds it afterwards.
+        std::vector<transport::Iov> iov;
+        std::vector<std::uint64_t> from;
+        Datatype::Segment seg{};
+        if (folding) foldIn_.resize(r.typeMap().total());
+        const auto b = reinterpret_cast<std::uintptr_t>(folding ? foldIn_.data() : r.base);
+        std::uint64_t pos = 0;
+        for (;;) {
+          const bool more = r.typeMap().next(std::size_t{1} << 30, seg);
+          if (more) {
+            iov.push_back(
+                {reinterpret_cast<void*>(b + static_cast<std::uintptr_t>(seg.offset)), seg.len});
+            from.push_back(raddr + pos);
+            pos += seg.len;
+          }
+          if (iov.size() == kGetBatch || (!more && !iov.empty())) {
+            (void)ep.getv(iov, from, *key);  // the lists are read in the call
+            iov.clear();
+            from.clear();
+          }
+          if (!more) break;
+        }
+        ep.flush();  // every piece is in place
+        if (folding && !foldsFailed_) fold(r, foldIn_.data(), foldIn_.size());
+      }
     } catch (const Error& e) {
       r.errorClass = e.errorClass();
       r.error = std::string("reading rank ") + std::to_string(peer) + "'s data: " + e.what();
@@ -653,8 +728,9 @@ bool Channel::tryRecv(RecvState& r) {
   const bool folding = r.op->foldBase != nullptr && r.errorClass == 0 && r.total > 0;
   if (folding && !foldsChecked_) return !wasStarted;
   std::uint64_t got = h.len;
-  if (h.kind == kReady) {
-    finishRendezvous(r, chunk + sizeof h, static_cast<std::size_t>(h.len));
+  if (h.kind == kReady || h.kind == kReadyAllocated) {
+    finishRendezvous(r, chunk + sizeof h, static_cast<std::size_t>(h.len),
+                     h.kind == kReadyAllocated);
     got = r.total;
   } else if (folding) {
     if (!foldsFailed_) fold(r, chunk + sizeof h, static_cast<std::size_t>(h.len));
@@ -705,12 +781,19 @@ void Channel::checkFolds() {
   }
 }
 
+bool Channel::wantsRendezvous(const Peer& p, const void* buf, std::uint64_t total) {
+  if (p.direct == nullptr) return zcopyPut_ > 0 && total >= zcopyPut_;
+  if (zcopyDirect_ > 0 && total >= zcopyDirect_) return true;
+  return zcopyAllocated_ > 0 && total >= zcopyAllocated_ &&
+         ctx_.findMemory(buf, static_cast<std::size_t>(total)) != nullptr;
+}
+
 bool Channel::sendSmall(const SendOp& o) {
   if (o.avail != nullptr || o.livePoison != nullptr || !o.src.type->contiguous()) return false;
   Peer& p = resolve(o.peer);
   const std::uint64_t total = streamBytes(o.src);
   if (p.direct == nullptr || total > maxPayload_ ||
-      (zcopyDirect_ > 0 && total >= zcopyDirect_ && o.poison == 0)) {
+      (o.poison == 0 && wantsRendezvous(p, o.src.buf, total))) {
     return false;  // put, more than a chunk, or a rendezvous
   }
   const ChunkHeader h{
@@ -827,9 +910,8 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs) 
   prepare(sendKept_, sendView_, sends);
   prepare(recvKept_, recvView_, recvs);
   for (SendState* s : sendView_) {
-    const std::size_t zcopy = resolve(s->op->peer).direct != nullptr ? zcopyDirect_ : zcopyPut_;
-    s->rendezvous =
-        zcopy > 0 && s->total >= zcopy && s->op->src.type->contiguous() && s->op->poison == 0;
+    s->rendezvous = s->op->src.type->contiguous() && s->op->poison == 0 &&
+                    wantsRendezvous(resolve(s->op->peer), s->op->src.buf, s->total);
   }
   for (const RecvState* r : recvView_) resolve(r->op->peer);
   auto ready = [&] {

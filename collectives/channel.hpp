@@ -22,7 +22,9 @@
 // data; the receiver gets the bytes straight into its receive buffer (its own type map: one
 // get per contiguous piece, cross-memory attach or RDMA read), and once they are complete
 // writes the sender's fin[r] counter, which releases the sender's buffer. One copy instead of
-// two, and no handshake per chunk.
+// two, and no handshake per chunk. A send buffer inside an MPI_Alloc_mem region is exposed
+// already: the chunk carries that region's key (kept unpacked by the receiver), and on shared
+// memory the receiver copies the bytes with loads from the sender's mapped memory.
 //
 // There is no matching and no tags: a collective's algorithm decides, on both sides, which
 // member writes which stream to which member in which phase; run() moves one phase. Sends are
@@ -114,6 +116,10 @@ class Channel {
   void run(std::span<const SendOp> sends, std::span<const RecvOp> recvs);
   /// Completes this rank's outstanding writes into peers (before the region goes away).
   void quiesce();
+  /// Rendezvous streams read with loads from a sender's mapped buffer, and peer keys unpacked
+  /// for MPI_Alloc_mem regions, so far (tests check the path taken and the key cache with them).
+  [[nodiscard]] std::uint64_t mappedReads() const noexcept { return mappedReads_; }
+  [[nodiscard]] std::uint64_t allocKeysUnpacked() const noexcept { return allocKeysUnpacked_; }
 
   /// A buffer of at least n bytes kept across collectives (a fresh large one per call costs
   /// its page faults, and a new registration when it is exposed, every time); `slot` tells
@@ -162,6 +168,12 @@ class Channel {
     // Source words of counter puts (a put may read its source until the next flush).
     std::array<std::uint64_t, 3> out{};
     bool outPending = false;
+    // The peer's MPI_Alloc_mem regions its rendezvous sends came from, unpacked (on shared
+    // memory, unpacking maps the region: once, not per collective); most recent first. At
+    // most kAllocKeysKept, and dropped when the peer has freed any since (a mapping would keep
+    // a freed region's memory alive).
+    std::vector<std::pair<std::vector<std::byte>, std::unique_ptr<transport::RemoteKey>>> allocKeys;
+    std::uint64_t allocFrees = 0;  // the peer's MPI_Free_mem count when allocKeys were made
   };
   enum class Counter { kArrived, kConsumed, kFin };
   enum class Start { kDone, kWait, kCopy };  // a rendezvous chunk (or pad) written, or not
@@ -195,7 +207,12 @@ class Channel {
   Start startRendezvous(SendState& s, Peer& p, std::uint64_t free, std::uint64_t room);
   /// Releases the cells of the chunk just read from `peer`'s ring.
   void consume(int peer, Peer& p, std::uint64_t cells);
-  void finishRendezvous(RecvState& r, const std::byte* payload, std::size_t len);
+  /// Reads a rendezvous stream (the payload of its ready-to-send chunk) into r's buffer: with
+  /// loads where the sender's buffer is mapped here, else with gets. `allocated`: the key is
+  /// of an MPI_Alloc_mem region of the sender's (kept unpacked in Peer::allocKeys).
+  void finishRendezvous(RecvState& r, const std::byte* payload, std::size_t len, bool allocated);
+  /// Whether a contiguous stream of `total` bytes at buf to `peer` goes by rendezvous.
+  bool wantsRendezvous(const Peer& p, const void* buf, std::uint64_t total);
   /// Folds the next `len` bytes of a folding receive's stream (RecvOp::foldBase).
   static void fold(RecvState& r, const std::byte* in, std::size_t len);
   /// Whether every folding receive of the phase has its first chunk, and whether one failed.
@@ -258,6 +275,11 @@ class Channel {
   // path and to peers reached by put (ONESIDED_COLL_ZCOPY sets both).
   std::size_t zcopyDirect_ = 0;
   std::size_t zcopyPut_ = 0;
+  // On the load / store path, streams from this many bytes whose send buffer lies in an
+  // MPI_Alloc_mem region (mapped by the receiver: one memcpy instead of the ring's two).
+  std::size_t zcopyAllocated_ = 0;
+  std::uint64_t mappedReads_ = 0;
+  std::uint64_t allocKeysUnpacked_ = 0;
 };
 
 }  // namespace onesided::detail

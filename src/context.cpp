@@ -175,6 +175,7 @@ Context::~Context() {
       world_.reset();
       self_.reset();
       endpoints_.clear();
+      allocationKeys_.clear();
       allocations_.clear();
     } catch (const std::exception& e) {
       log::core().warn("context teardown: {}", e.what());
@@ -225,7 +226,19 @@ void* Context::allocMemory(std::size_t len) {
 }
 
 bool Context::freeMemory(void* p) {
-  return allocations_.erase(reinterpret_cast<std::uintptr_t>(p)) == 1;
+  allocationKeys_.erase(reinterpret_cast<std::uintptr_t>(p));
+  if (allocations_.erase(reinterpret_cast<std::uintptr_t>(p)) == 0) return false;
+  ++memoryFrees_;
+  return true;
+}
+
+const std::vector<std::byte>* Context::memoryKey(const void* p, std::size_t len) {
+  const transport::MemoryRegion* r = findMemory(p, len);
+  if (r == nullptr) return nullptr;
+  const auto base = reinterpret_cast<std::uintptr_t>(r->base());
+  auto it = allocationKeys_.find(base);
+  if (it == allocationKeys_.end()) it = allocationKeys_.emplace(base, r->packRkey()).first;
+  return &it->second;
 }
 
 const transport::MemoryRegion* Context::findMemory(const void* p, std::size_t len) const {
@@ -317,6 +330,7 @@ void Context::finalize() {
   world_.reset();
   self_.reset();
   endpoints_.clear();
+  allocationKeys_.clear();
   allocations_.clear();
   boot_->barrier();  // nobody tears its worker down while a peer still closes endpoints to it
   boot_->finalize();

@@ -84,6 +84,11 @@ class Context {
   bool freeMemory(void* p);
   /// The allocMemory region holding [p, p + len), or nullptr.
   [[nodiscard]] const transport::MemoryRegion* findMemory(const void* p, std::size_t len) const;
+  /// The packed remote key of the allocMemory region holding [p, p + len) (packed once, kept
+  /// until MPI_Free_mem), or nullptr: collectives expose such buffers without registering them.
+  const std::vector<std::byte>* memoryKey(const void* p, std::size_t len);
+  /// How many allocMemory regions have been freed so far.
+  [[nodiscard]] std::uint64_t memoryFrees() const noexcept { return memoryFrees_; }
 
   // ---- for the runtime's own layers (windows, collectives, C API) ----
   transport::Transport& transport() { return *transport_; }
@@ -170,6 +175,8 @@ class Context {
   std::unique_ptr<Comm> world_;
   std::unique_ptr<Comm> self_;
   std::map<std::uintptr_t, std::unique_ptr<transport::MemoryRegion>> allocations_;  // by base
+  std::map<std::uintptr_t, std::vector<std::byte>> allocationKeys_;  // memoryKey()'s, by base
+  std::uint64_t memoryFrees_ = 0;
   bool finalized_ = false;
 };
 

@@ -4,6 +4,7 @@
 // through put + flush as on an RDMA NIC), with each algorithm forced, with streams from 64 bytes
 // by rendezvous (the receiver reads the sender's buffer), and with a tiny scratch chunk so every
 // transfer is many chunks through the two halves of a slot.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/channel.hpp"
 #include "onesided/collectives.hpp"
 #include "rank_test.hpp"
 
@@ -261,6 +263,69 @@ TEST_P(Collectives, RandomVariants) {
       }
     }
     sub->free();
+  });
+}
+
+// Buffers from MPI_Alloc_mem (Context::allocMemory): their senders expose them with the
+// region's own key, and receivers read them where they are mapped (load / store transports) or
+// with gets (self_deferred), keeping the key unpacked from call to call. Alltoall into a strided
+// receive type, allreduce folding from the senders' memory, and rounds that free and allocate
+// again (new keys, reused addresses) with a check of every element.
+TEST_P(Collectives, AllocMemBuffers) {
+  auto [transport, n, alg, chunk] = GetParam();
+  spawn(n, transport, [&](Context& ctx) {
+    Comm& c = ctx.world();
+    const int p = c.size();
+    const int me = c.rank();
+    for (int round = 0; round < 6; ++round) {
+      const int count = round % 2 == 0 ? 3000 : 40;  // by rendezvous from 64 bytes (SetUp)
+      const auto u = static_cast<std::size_t>(count) * static_cast<std::size_t>(p);
+      auto* s = static_cast<int*>(ctx.allocMemory(u * sizeof(int)));
+      auto* r = static_cast<int*>(ctx.allocMemory(2 * u * sizeof(int)));
+      for (int j = 0; j < p; ++j) {
+        for (int k = 0; k < count; ++k) s[j * count + k] = v(me, j, k + round);
+      }
+      std::fill(r, r + 2 * u, -7);
+      const std::uint64_t unpacked = c.channel().allocKeysUnpacked();
+      coll::alltoall(c, s, count, &intType(), r, count, &intType());
+      for (int j = 0; j < p; ++j) {
+        for (int k = 0; k < count; ++k) {
+          ASSERT_EQ(r[j * count + k], v(j, me, k + round)) << "round " << round << " from " << j;
+        }
+      }
+      // Every other int: the receiver's type map, not the stream's layout.
+      auto every2 = Datatype::vector(count, 1, 2, intType());
+      every2->commit();
+      auto blk = Datatype::resized(0, 2 * count * static_cast<std::int64_t>(sizeof(int)), *every2);
+      blk->commit();
+      std::fill(r, r + 2 * u, -7);
+      coll::alltoall(c, s, count, &intType(), r, 1, blk.get());
+      for (int j = 0; j < p; ++j) {
+        for (int k = 0; k < count; ++k) {
+          ASSERT_EQ(r[2 * (j * count + k)], v(j, me, k + round)) << "strided, from " << j;
+          ASSERT_EQ(r[2 * (j * count + k) + 1], -7) << "a gap written, from " << j;
+        }
+      }
+      if (chunk == 0) {
+        // Both alltoalls read each peer's s (by rendezvous from 64 bytes, SetUp): its key is
+        // unpacked once (the cache was dropped, since the peer freed memory last round).
+        EXPECT_EQ(c.channel().allocKeysUnpacked() - unpacked, static_cast<std::uint64_t>(p - 1))
+            << "round " << round;
+      }
+      for (int k = 0; k < count; ++k) s[k] = (me + 1) * (k % 100);
+      coll::allreduce(c, s, r, count, &intType(), Op::kSum);
+      for (int k = 0; k < count; ++k) ASSERT_EQ(r[k], p * (p + 1) / 2 * (k % 100)) << k;
+      ASSERT_TRUE(ctx.freeMemory(r));
+      ASSERT_TRUE(ctx.freeMemory(s));
+    }
+    // Threads of one process reach each other's memory on every transport but self_deferred
+    // (put / get only): there, every stream above came by loads from the sender's buffer.
+    if (p > 1 && chunk == 0) {
+      const detail::Channel& ch = c.channel();
+      if (transport != "self_deferred") {
+        EXPECT_GT(ch.mappedReads(), 0U);
+      }
+    }
   });
 }
 
