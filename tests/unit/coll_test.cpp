@@ -273,11 +273,13 @@ TEST_P(Collectives, RandomVariants) {
 // again (new keys, reused addresses) with a check of every element.
 TEST_P(Collectives, AllocMemBuffers) {
   auto [transport, n, alg, chunk] = GetParam();
+  // The path is the same for every algorithm, and a tiny chunk holds no key (no rendezvous).
+  if (alg != "auto" || chunk != 0) GTEST_SKIP() << "run with the default algorithm and chunk";
   spawn(n, transport, [&](Context& ctx) {
     Comm& c = ctx.world();
     const int p = c.size();
     const int me = c.rank();
-    for (int round = 0; round < 6; ++round) {
+    for (int round = 0; round < 4; ++round) {
       const int count = round % 2 == 0 ? 3000 : 40;  // by rendezvous from 64 bytes (SetUp)
       const auto u = static_cast<std::size_t>(count) * static_cast<std::size_t>(p);
       auto* s = static_cast<int*>(ctx.allocMemory(u * sizeof(int)));
@@ -306,23 +308,22 @@ TEST_P(Collectives, AllocMemBuffers) {
           ASSERT_EQ(r[2 * (j * count + k) + 1], -7) << "a gap written, from " << j;
         }
       }
-      if (chunk == 0) {
-        // Both alltoalls read each peer's s (by rendezvous from 64 bytes, SetUp): its key is
-        // unpacked once (the cache was dropped, since the peer freed memory last round).
-        EXPECT_EQ(c.channel().allocKeysUnpacked() - unpacked, static_cast<std::uint64_t>(p - 1))
-            << "round " << round;
-      }
+      // Both alltoalls read each peer's s (by rendezvous from 64 bytes, SetUp): its key is
+      // unpacked once (the cache was dropped, since the peer freed memory last round).
+      EXPECT_EQ(c.channel().allocKeysUnpacked() - unpacked, static_cast<std::uint64_t>(p - 1))
+          << "round " << round;
       for (int k = 0; k < count; ++k) s[k] = (me + 1) * (k % 100);
       coll::allreduce(c, s, r, count, &intType(), Op::kSum);
       for (int k = 0; k < count; ++k) ASSERT_EQ(r[k], p * (p + 1) / 2 * (k % 100)) << k;
       ASSERT_TRUE(ctx.freeMemory(r));
       ASSERT_TRUE(ctx.freeMemory(s));
     }
-    // Threads of one process reach each other's memory on every transport but self_deferred
-    // (put / get only): there, every stream above came by loads from the sender's buffer.
-    if (p > 1 && chunk == 0) {
+    // Threads of one process reach each other's memory on the self and UCX transports (not on
+    // self_deferred and verbs: put / get only): there, streams above came by loads from the
+    // sender's buffer.
+    if (p > 1) {
       const detail::Channel& ch = c.channel();
-      if (transport != "self_deferred") {
+      if (transport != "self_deferred" && transport != "verbs") {
         EXPECT_GT(ch.mappedReads(), 0U);
       }
     }
