@@ -47,8 +47,7 @@ static void check_alltoall(int P, int me, long n, int round) {
       bad += r2[2 * (j * n + k)] != val(j, me, k + round);
       bad += r2[2 * (j * n + k) + 1] != kHole;
     }
-  MT_EXPECT(bad == 0, "alltoall into a strided type, %ld ints, round %d: %ld wrong", n, round,
-            bad);
+  MT_EXPECT(bad == 0, "alltoall into a strided type, %ld ints, round %d: %ld wrong", n, round, bad);
   MT_CHECK(MPI_Type_free(&blk));
   MT_CHECK(MPI_Type_free(&every2));
   MT_CHECK(MPI_Free_mem(r2));

@@ -53,7 +53,9 @@ step "launcher failure handling, ONESIDED_TRANSPORT=verbs"
   --output-on-failure --timeout 600 -j 1) || failed ctest
 
 step "MPI programs, ONESIDED_TRANSPORT=verbs"
-(cd "$build" && ONESIDED_TRANSPORT=verbs ctest -L mpi -E compare \
+# All but coll_alloc_mem at 8 ranks: 180 s under emulation (every MPI_Alloc_mem a registration,
+# 8 ranks on 2 emulated CPUs); its verbs path (RDMA reads of the sender's region) runs at 1-4.
+(cd "$build" && ONESIDED_TRANSPORT=verbs ctest -L mpi -E 'compare|coll_alloc_mem_np8' \
   --output-on-failure --timeout 600 -j 2) || failed ctest
 
 step "MPI programs, ONESIDED_TRANSPORT=ucx over rxe0"
