@@ -153,8 +153,7 @@ struct Channel::SendState {
   std::uint64_t fin = 0;    // the peer's fin count that ends it
   std::unique_ptr<transport::MemoryRegion> exposed;
   std::vector<std::byte> exposedKey;
-  bool keyed = false;      // exposedKey is set (a self transport's keys are empty)
-  bool allocated = false;  // ... to the key of the MPI_Alloc_mem region holding the buffer
+  bool allocated = false;  // exposedKey is the key of the MPI_Alloc_mem region holding buf
   /// Ready for `o` (states are kept from phase to phase: no allocation per collective).
   void reset(const SendOp& o) {
     op = &o;
@@ -170,7 +169,7 @@ struct Channel::SendState {
     fin = 0;
     exposed.reset();
     exposedKey.clear();
-    keyed = allocated = false;
+    allocated = false;
   }
   [[nodiscard]] bool finished() const { return started && sentBytes == total && !waitFin; }
   /// A tree node forwarding (op->avail): the next chunk's data has not arrived yet (all of it,
@@ -253,9 +252,10 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
   // both (tests send almost everything by rendezvous that way).
   zcopyPut_ = envSize("ONESIDED_COLL_ZCOPY", kZeroCopyDefault, 0, SIZE_MAX);
   const char* z = std::getenv("ONESIDED_COLL_ZCOPY");
-  zcopyDirect_ = z != nullptr && *z != '\0' ? zcopyPut_ : 0;
+  const bool zset = z != nullptr && *z != '\0';
+  zcopyDirect_ = zset ? zcopyPut_ : 0;
   // Reading a sender's mapped buffer is a single memcpy, which beats the ring's two.
-  zcopyAllocated_ = z != nullptr && *z != '\0' ? zcopyPut_ : kZeroCopyAllocatedDefault;
+  zcopyAllocated_ = zset ? zcopyPut_ : kZeroCopyAllocatedDefault;
   if (const char* a = std::getenv("ONESIDED_COLL_ALG"); a != nullptr && *a != '\0') {
     const std::string s(a);
     if (s == "linear") {
@@ -475,7 +475,7 @@ bool Channel::arrived(int peer, const Peer& p) const {
 
 Channel::Start Channel::startRendezvous(SendState& s, Peer& p, std::uint64_t free,
                                         std::uint64_t room) {
-  if (!s.keyed) {
+  if (!s.allocated && !s.exposed) {  // no key yet (a self transport's keys are empty)
     if (const std::vector<std::byte>* k = ctx_.memoryKey(s.op->src.buf, s.total)) {
       s.exposedKey = *k;  // MPI_Alloc_mem memory: exposed already, to every peer
       s.allocated = true;
@@ -493,7 +493,6 @@ Channel::Start Channel::startRendezvous(SendState& s, Peer& p, std::uint64_t fre
       }
       s.exposedKey = s.exposed->packRkey();
     }
-    s.keyed = true;
   }
   // [address][key], or for an MPI_Alloc_mem region [address][frees][key]: frees is this
   // process's count of MPI_Free_mem calls, so a receiver drops the mappings of regions that may
@@ -590,13 +589,7 @@ void Channel::finishRendezvous(RecvState& r, const std::byte* payload, std::size
       if (mapped != nullptr && folding) {
         if (!foldsFailed_) fold(r, mapped, static_cast<std::size_t>(total));
       } else if (mapped != nullptr) {
-        Datatype::Segment seg{};
-        const auto b = reinterpret_cast<std::uintptr_t>(r.base);
-        for (std::uint64_t pos = 0; r.typeMap().next(std::size_t{1} << 30, seg); pos += seg.len) {
-          onesided::detail::copyBytes(
-              reinterpret_cast<std::byte*>(b + static_cast<std::uintptr_t>(seg.offset)),
-              mapped + pos, seg.len);
-        }
+        unpackTo(r.typeMap(), r.base, mapped, static_cast<std::size_t>(total));
       } else {
         // Each contiguous piece of the receive buffer, read from its place in the stream; a
         // folding receive reads the stream whole and folds it afterwards.
