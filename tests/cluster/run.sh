@@ -27,26 +27,9 @@ for c in srun salloc slurmctld slurmd munged mpirun.openmpi ip unshare bc; do
     { echo "cluster tests: $c not installed (tests/install_deps.sh)" >&2; exit 1; }
 done
 
-# The namespace "hosts" share this machine's CPUs, and each host's slurmstepd starts its tasks in
-# a session of their own, which the kernel's autogroup scheduling makes a CPU group of its own:
-# the 6 ranks then run in 3 groups of equal share on 2 cores, and a rank waiting for a peer on
-# another "host" (sched_yield gives way only inside its own group) holds its group's share for
-# whole scheduling periods. create_shared (accumulates over UCX tcp, where every remote operation
-# waits for the target's progress) took 46-150 s that way instead of 8-9 s (README, "Known
-# problems"). Real hosts have CPUs of their own; so the test turns autogrouping off while it
-# runs and restores it at the end.
-autogroup=/proc/sys/kernel/sched_autogroup_enabled
-autogroup_was=$(cat "$autogroup" 2>/dev/null || true)
-if [ "$autogroup_was" = 1 ]; then
-  echo 0 >"$autogroup" 2>/dev/null ||
-    echo "cluster tests: cannot turn $autogroup off: runs across the namespace hosts may be slow" >&2
-fi
-
 cleanup() {
   "$here/slurm.sh" down || true
   "$here/hosts.sh" down || true
-  [ "$autogroup_was" = 1 ] && echo 1 >"$autogroup" 2>/dev/null
-  true
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -60,6 +43,11 @@ progs="launcher/launcher_modes mpi/mapvals_get mpi/mapvals_put mpi/passive_acc m
        mpi/dynamic_win mpi/gather_examples mpi/scatter_alltoall mpi/coll_comm"
 progs=$(echo $progs)
 zcopy_progs="mpi/gather_examples mpi/scatter_alltoall"
+# Under srun each namespace host's tasks run in a session, so a CPU autogroup, of their own: 6
+# ranks in 3 groups of equal share on 2 cores, where sched_yield gives way only inside a group.
+# create_shared (accumulates over UCX tcp: every remote operation waits for the target's
+# progress) took 46-80 s that way, and over 120 s in 2 of 3 runs, while transport waits yielded
+# for as long as they lasted; they sleep in the wakeup fd after 2 ms now (15-17 s).
 srun_progs=$progs
 local_progs="$progs mpi/win_attrs mpi/putget_types"
 passed=0
