@@ -215,10 +215,10 @@ class UcpContext {
       return;
     }
     efd_ = fd;
-    thread_ = std::thread([this, fd] { run(fd); });
+    thread_ = std::thread([this] { run(); });
   }
 
-  void run(int fd) const {
+  void run() const {
     // While the rank is in the runtime it drives the worker itself (ownerPolls_ moves): the
     // thread then does not touch the worker at all (arming it costs system calls, which under
     // the soft-RoCE VM's emulation doubled the MPI programs' time) and looks again every
@@ -253,7 +253,7 @@ class UcpContext {
         log::ucx().warn("progress thread stops: ucp_worker_arm failed: {}", ucs_status_string(s));
         return;
       }
-      pollfd p{fd, POLLIN, 0};
+      pollfd p{efd_, POLLIN, 0};
       const int r = ::poll(&p, 1, limitMs);
       if (r < 0 && errno != EINTR) {
         log::ucx().warn("progress thread stops: poll failed: {}", std::strerror(errno));
