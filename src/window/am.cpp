@@ -79,14 +79,22 @@ bool Inboxes::serviceFromOwner() {
   if (!any_.load(std::memory_order_relaxed)) return false;
   std::unique_lock<std::mutex> l(mu_, std::try_to_lock);
   if (!l.owns_lock()) return false;  // the progress thread is at it
+  ownerPasses_.store(ownerPasses_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   bool worked = false;
   for (Window* w : windows_) worked = w->serviceInbox() || worked;
   return worked;
 }
 
 void Inboxes::run() {
+  // While the rank's own thread polls its inboxes (it waits in MPI), the thread stands down:
+  // it sleeps instead of yielding, so it takes no core from the two ranks of a round trip (a
+  // fetch_and_op on a create window at 2 ranks on 2 cores took 0.7-0.85 us in half the runs
+  // with the thread yielding beside the target's wait, 0.4 us in the others). It comes back
+  // within kStandDown of the rank's leaving MPI, as quick as it is after kYields idle rounds.
   constexpr unsigned kYields = 256;
+  constexpr auto kStandDown = std::chrono::microseconds(50);
   unsigned idle = 0;
+  std::uint64_t seen = ownerPasses_.load(std::memory_order_relaxed);
   std::unique_lock<std::mutex> l(mu_);
   while (!stop_) {
     if (windows_.empty()) {
@@ -97,8 +105,12 @@ void Inboxes::run() {
     bool worked = false;
     for (Window* w : windows_) worked = w->serviceInbox() || worked;
     l.unlock();
+    const std::uint64_t passes = ownerPasses_.load(std::memory_order_relaxed);
     if (worked) {
       idle = 0;
+    } else if (passes != seen) {
+      seen = passes;
+      std::this_thread::sleep_for(kStandDown);
     } else if (++idle < kYields) {
       std::this_thread::yield();
     } else {

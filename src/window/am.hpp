@@ -74,6 +74,8 @@ class Inboxes {
   std::condition_variable cv_;
   std::vector<Window*> windows_;
   std::atomic<bool> any_{false};
+  /// serviceFromOwner() calls that got the lock: the thread stands down while this moves.
+  std::atomic<std::uint64_t> ownerPasses_{0};
   bool stop_ = false;
   bool wantThread_;
   std::thread thread_;
