@@ -175,7 +175,6 @@ Context::~Context() {
       world_.reset();
       self_.reset();
       endpoints_.clear();
-      allocationKeys_.clear();
       allocations_.clear();
     } catch (const std::exception& e) {
       log::core().warn("context teardown: {}", e.what());
@@ -221,33 +220,34 @@ void* Context::allocMemory(std::size_t len) {
       transport_->registerMemory(nullptr, std::max<std::size_t>(len, 64),
                                  transport::Placement::kAllocate, transport::Access::kRemoteAll);
   void* base = r->base();
-  allocations_[reinterpret_cast<std::uintptr_t>(base)] = std::move(r);
+  allocations_[reinterpret_cast<std::uintptr_t>(base)] = Allocation{std::move(r), {}};
   return base;
 }
 
 bool Context::freeMemory(void* p) {
-  allocationKeys_.erase(reinterpret_cast<std::uintptr_t>(p));
   if (allocations_.erase(reinterpret_cast<std::uintptr_t>(p)) == 0) return false;
   ++memoryFrees_;
   return true;
 }
 
 const std::vector<std::byte>* Context::memoryKey(const void* p, std::size_t len) {
-  const transport::MemoryRegion* r = findMemory(p, len);
-  if (r == nullptr) return nullptr;
-  const auto base = reinterpret_cast<std::uintptr_t>(r->base());
-  auto it = allocationKeys_.find(base);
-  if (it == allocationKeys_.end()) it = allocationKeys_.emplace(base, r->packRkey()).first;
-  return &it->second;
+  const Allocation* a = findAllocation(p, len);
+  if (a == nullptr) return nullptr;
+  if (a->key.empty()) a->key = a->region->packRkey();
+  return &a->key;
 }
 
-const transport::MemoryRegion* Context::findMemory(const void* p, std::size_t len) const {
+const Context::Allocation* Context::findAllocation(const void* p, std::size_t len) const {
   const auto a = reinterpret_cast<std::uintptr_t>(p);
   auto it = allocations_.upper_bound(a);
   if (it == allocations_.begin()) return nullptr;
   --it;
-  const auto& r = *it->second;
-  return a + len <= it->first + r.length() ? &r : nullptr;
+  return a + len <= it->first + it->second.region->length() ? &it->second : nullptr;
+}
+
+const transport::MemoryRegion* Context::findMemory(const void* p, std::size_t len) const {
+  const Allocation* a = findAllocation(p, len);
+  return a != nullptr ? a->region.get() : nullptr;
 }
 
 bool Context::sameNode(const Comm& comm) const {
@@ -330,7 +330,6 @@ void Context::finalize() {
   world_.reset();
   self_.reset();
   endpoints_.clear();
-  allocationKeys_.clear();
   allocations_.clear();
   boot_->barrier();  // nobody tears its worker down while a peer still closes endpoints to it
   boot_->finalize();

@@ -174,8 +174,15 @@ class Context {
   std::vector<std::unique_ptr<transport::Endpoint>> endpoints_;
   std::unique_ptr<Comm> world_;
   std::unique_ptr<Comm> self_;
-  std::map<std::uintptr_t, std::unique_ptr<transport::MemoryRegion>> allocations_;  // by base
-  std::map<std::uintptr_t, std::vector<std::byte>> allocationKeys_;  // memoryKey()'s, by base
+  /// One MPI_Alloc_mem block: its registration, and the packed key memoryKey() hands out
+  /// (a cache, packed on first use).
+  struct Allocation {
+    std::unique_ptr<transport::MemoryRegion> region;
+    mutable std::vector<std::byte> key;
+  };
+  /// The allocation holding [p, p + len), or nullptr.
+  [[nodiscard]] const Allocation* findAllocation(const void* p, std::size_t len) const;
+  std::map<std::uintptr_t, Allocation> allocations_;  // by base
   std::uint64_t memoryFrees_ = 0;
   bool finalized_ = false;
 };
