@@ -300,24 +300,16 @@ void Context::backoff(unsigned spins, std::int64_t& since) {
     sched_yield();
     return;
   }
-  // Then, once the wait has lasted kSleepAfter, sleep in proportion to how long it has lasted
-  // (1/32 of it, at most 1 ms): a late wake-up costs a long wait at most 3 %, and a wait of
-  // seconds wakes a thousand times a second, not tens of thousands. Fixed short sleeps (1-64 us)
-  // cost a rank that waits in a fence while its peer streams data a fifth of the bandwidth over
-  // soft-RoCE: every wake-up is a timer interrupt and a context switch on the CPUs that also run
-  // the transfer.
-  constexpr std::int64_t kSleepAfter = 2'000'000;  // ns
+  // Then, once the wait has idled 2 ms, sleep in proportion to how long it has idled
+  // (transport::idleSleepNs; at most 10 ms here). Fixed short sleeps (1-64 us) cost a rank that
+  // waits in a fence while its peer streams data a fifth of the bandwidth over soft-RoCE: every
+  // wake-up is a timer interrupt and a context switch on the CPUs that also run the transfer.
   constexpr std::int64_t kMaxSleep = 10'000'000;
-  const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                               std::chrono::steady_clock::now().time_since_epoch())
-                               .count();
-  if (since == 0) since = now;
-  const std::int64_t waited = now - since;
-  if (waited < kSleepAfter) {
+  const std::int64_t ns = transport::idleSleepNs(since, kMaxSleep);
+  if (ns == 0) {
     if (oversubscribed_) sched_yield();
     return;
   }
-  const std::int64_t ns = std::min(waited / 32, kMaxSleep);
   timespec ts{0, static_cast<long>(ns)};
   nanosleep(&ts, nullptr);
 }

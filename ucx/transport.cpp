@@ -187,15 +187,11 @@ class UcpContext {
       // inside the rank's own scheduling group (autogroups, cgroups), while the peer waited
       // for, in another group, got only its group's share: 6 ranks in 3 autogroups on 2 cores
       // over tcp ran an accumulate test in 46-80 s, and 15-17 s with this back-off.
-      const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count();
-      if (since == 0) since = now;
-      const std::int64_t waited = now - since;
-      if (waited < 2'000'000) {
+      const std::int64_t ns = idleSleepNs(since, 1'000'000);
+      if (ns == 0) {
         sched_yield();
       } else {
-        sleep(std::min<std::int64_t>(waited / 32, 1'000'000));
+        sleep(ns);
       }
     }
     ucp_request_free(req);

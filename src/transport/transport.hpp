@@ -3,7 +3,9 @@
 // before anything reaches a transport, so transports never see MPI types.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -45,6 +47,23 @@ T cpuAtomic(AtomicOp op, void* where, T operand, T compare) {
       return compare;
   }
   return T{};
+}
+
+/// The time-based half of the back-off of every wait that may last long (Context::backoff,
+/// the UCX transport's request waits), in one place so that they agree: once a wait has found
+/// nothing to do for kSleepAfterNs, it sleeps 1/32 of the time it has been idle, at most
+/// `maxSleepNs`. A late wake-up then costs a long wait at most 3 %, and a wait of seconds wakes
+/// a thousand times a second, not tens of thousands. `idleSince` is when the wait began to idle
+/// (steady clock, ns; 0: not yet, and set here); the caller clears it whenever it finds work.
+/// Returns how long to sleep now (ns): 0 while the wait has idled less than kSleepAfterNs.
+inline constexpr std::int64_t kSleepAfterNs = 2'000'000;
+inline std::int64_t idleSleepNs(std::int64_t& idleSince, std::int64_t maxSleepNs) {
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::steady_clock::now().time_since_epoch())
+                               .count();
+  if (idleSince == 0) idleSince = now;
+  const std::int64_t waited = now - idleSince;
+  return waited < kSleepAfterNs ? 0 : std::min(waited / 32, maxSleepNs);
 }
 
 /// Whether an operation is complete when the call returns (UCS_OK) or after flush()
