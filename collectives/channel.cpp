@@ -35,23 +35,28 @@ struct ChunkHeader {
   // the arrived counter, written after the put is complete, says so.
   std::uint64_t seq;
   std::uint64_t total;
-  std::uint64_t len;
-  std::uint64_t poison;  // the sender's error class (SendOp::poison), or 0
-  std::uint64_t kind;    // kData, or kReady: the payload is [address][key] of the whole stream
-  std::uint64_t sig;     // 1 + the basic kind of every element of the stream, or 0 (mixed)
+  // The rest in 32 bits (a chunk is at most half a ring of at most 1 GiB), so that the header
+  // takes half a cache line and a payload of up to 32 bytes shares its line: a receiver of a
+  // small message then waits for one line, not two (gather of 24-40 bytes at 2 ranks took
+  // 0.15-0.19 us with a 48-byte header, 0.10-0.12 us at 8-16 bytes).
+  std::uint32_t len;
+  std::uint32_t poison;  // the sender's error class (SendOp::poison), or 0
+  std::uint32_t kind;    // kData, or kReady: the payload is [address][key] of the whole stream
+  std::uint32_t sig;     // 1 + the basic kind of every element of the stream, or 0 (mixed)
 };
+static_assert(sizeof(ChunkHeader) == 32);
 // Writes h at dst, except its seq word: postChunk() stores that (a receiver may be polling it).
 void writeHeader(std::byte* dst, const ChunkHeader& h) {
   constexpr std::size_t kSkip = sizeof h.seq;
   std::memcpy(dst + kSkip, reinterpret_cast<const std::byte*>(&h) + kSkip, sizeof h - kSkip);
 }
 
-constexpr std::uint64_t kData = 0;
-constexpr std::uint64_t kReady = 1;
-constexpr std::uint64_t kPad = 2;  // fills the ring's end; no stream data
+constexpr std::uint32_t kData = 0;
+constexpr std::uint32_t kReady = 1;
+constexpr std::uint32_t kPad = 2;  // fills the ring's end; no stream data
 // kReady for a send buffer inside an MPI_Alloc_mem region: its key stays valid until
 // MPI_Free_mem, so the receiver keeps it unpacked.
-constexpr std::uint64_t kReadyAllocated = 3;
+constexpr std::uint32_t kReadyAllocated = 3;
 // Unpacked keys of a peer's MPI_Alloc_mem regions kept per peer (each may hold a mapping).
 constexpr std::size_t kAllocKeysKept = 4;
 // A receiver reads a rendezvous stream by this many pieces per getv.
@@ -117,9 +122,9 @@ std::size_t streamBytes(const Stream& s) { return s.count * s.type->size(); }
 // several. MPI_BYTE and MPI_PACKED match anything here (the collectives' own packed streams are
 // bytes, and byte-typed programs move any data that way).
 bool wildKind(int k) { return k == datatypeOf<std::byte>().homogeneousKind() || k == kTypePacked; }
-std::uint64_t signatureOf(const Stream& s) {
+std::uint32_t signatureOf(const Stream& s) {
   const int k = (s.sig != nullptr ? s.sig : s.type)->homogeneousKind();
-  return k < 0 || wildKind(k) ? 0 : static_cast<std::uint64_t>(k) + 1;
+  return k < 0 || wildKind(k) ? 0 : static_cast<std::uint32_t>(k) + 1;
 }
 // Equal sizes, different basic types (MPI-3.1 §5.1: the type signatures must match); a
 // signature of 0 (mixed, or bytes) matches anything, and so does an empty stream.
@@ -421,8 +426,12 @@ bool Channel::trySend(SendState& s) {
   if (s.op->avail != nullptr) len = std::min(len, *s.op->avail - pos);  // what has arrived
   int poison = s.op->poison;
   if (poison == 0 && s.op->livePoison != nullptr) poison = *s.op->livePoison;
-  const ChunkHeader h{
-      0, s.total, len, static_cast<std::uint64_t>(poison), kData, signatureOf(s.op->src)};
+  const ChunkHeader h{0,
+                      s.total,
+                      static_cast<std::uint32_t>(len),
+                      static_cast<std::uint32_t>(poison),
+                      kData,
+                      signatureOf(s.op->src)};
   std::byte* dst = chunkBuffer(p);
   writeHeader(dst, h);
   if (s.contig != nullptr) {
@@ -513,15 +522,20 @@ Channel::Start Channel::startRendezvous(SendState& s, Peer& p, std::uint64_t fre
   if (cells > room) {
     // Not before the end of the ring: a pad chunk fills the rest, the next try starts at 0.
     log::coll().debug("pad of {} cells before a ready-to-send chunk of {}", room, cells);
-    const ChunkHeader h{0, 0, room * cell_ - sizeof(ChunkHeader), 0, kPad, 0};
+    const ChunkHeader h{0, 0,    static_cast<std::uint32_t>(room * cell_ - sizeof(ChunkHeader)),
+                        0, kPad, 0};
     writeHeader(chunkBuffer(p), h);
     postChunk(s.op->peer, p, static_cast<std::size_t>(room * cell_));
     return Start::kDone;
   }
   // The buffer's own address: a transport may report its registration's base rounded down.
   const std::uint64_t raddr = reinterpret_cast<std::uintptr_t>(s.op->src.buf);
-  const ChunkHeader h{
-      0, s.total, len, 0, s.allocated ? kReadyAllocated : kReady, signatureOf(s.op->src)};
+  const ChunkHeader h{0,
+                      s.total,
+                      static_cast<std::uint32_t>(len),
+                      0,
+                      s.allocated ? kReadyAllocated : kReady,
+                      signatureOf(s.op->src)};
   std::byte* dst = chunkBuffer(p);
   writeHeader(dst, h);
   std::memcpy(dst + sizeof h, &raddr, sizeof raddr);
@@ -789,8 +803,12 @@ bool Channel::sendSmall(const SendOp& o) {
       (o.poison == 0 && wantsRendezvous(p, o.src.buf, total))) {
     return false;  // put, more than a chunk, or a rendezvous
   }
-  const ChunkHeader h{
-      0, total, total, static_cast<std::uint64_t>(o.poison), kData, signatureOf(o.src)};
+  const ChunkHeader h{0,
+                      total,
+                      static_cast<std::uint32_t>(total),
+                      static_cast<std::uint32_t>(o.poison),
+                      kData,
+                      signatureOf(o.src)};
   const std::uint64_t free = freeCells(o.peer, p);
   if (std::min(free, ringCells_ - p.sentCells % ringCells_) < cellsFor(sizeof h + total)) {
     return false;  // no room before the ring's end: the general path pads or waits
