@@ -45,6 +45,12 @@ struct ChunkHeader {
   std::uint32_t sig;     // 1 + the basic kind of every element of the stream, or 0 (mixed)
 };
 static_assert(sizeof(ChunkHeader) == 32);
+// A header to write (seq 0: postChunk() stores it). `len` fits in 32 bits: a chunk is at most
+// half the ring (the constructor's maxPayload_ and pads).
+ChunkHeader header(std::uint64_t total, std::uint64_t len, int poison, std::uint32_t kind,
+                   std::uint32_t sig) {
+  return {0, total, static_cast<std::uint32_t>(len), static_cast<std::uint32_t>(poison), kind, sig};
+}
 // Writes h at dst, except its seq word: postChunk() stores that (a receiver may be polling it).
 void writeHeader(std::byte* dst, const ChunkHeader& h) {
   constexpr std::size_t kSkip = sizeof h.seq;
@@ -426,12 +432,7 @@ bool Channel::trySend(SendState& s) {
   if (s.op->avail != nullptr) len = std::min(len, *s.op->avail - pos);  // what has arrived
   int poison = s.op->poison;
   if (poison == 0 && s.op->livePoison != nullptr) poison = *s.op->livePoison;
-  const ChunkHeader h{0,
-                      s.total,
-                      static_cast<std::uint32_t>(len),
-                      static_cast<std::uint32_t>(poison),
-                      kData,
-                      signatureOf(s.op->src)};
+  const ChunkHeader h = header(s.total, len, poison, kData, signatureOf(s.op->src));
   std::byte* dst = chunkBuffer(p);
   writeHeader(dst, h);
   if (s.contig != nullptr) {
@@ -522,20 +523,15 @@ Channel::Start Channel::startRendezvous(SendState& s, Peer& p, std::uint64_t fre
   if (cells > room) {
     // Not before the end of the ring: a pad chunk fills the rest, the next try starts at 0.
     log::coll().debug("pad of {} cells before a ready-to-send chunk of {}", room, cells);
-    const ChunkHeader h{0, 0,    static_cast<std::uint32_t>(room * cell_ - sizeof(ChunkHeader)),
-                        0, kPad, 0};
+    const ChunkHeader h = header(0, room * cell_ - sizeof(ChunkHeader), 0, kPad, 0);
     writeHeader(chunkBuffer(p), h);
     postChunk(s.op->peer, p, static_cast<std::size_t>(room * cell_));
     return Start::kDone;
   }
   // The buffer's own address: a transport may report its registration's base rounded down.
   const std::uint64_t raddr = reinterpret_cast<std::uintptr_t>(s.op->src.buf);
-  const ChunkHeader h{0,
-                      s.total,
-                      static_cast<std::uint32_t>(len),
-                      0,
-                      s.allocated ? kReadyAllocated : kReady,
-                      signatureOf(s.op->src)};
+  const ChunkHeader h =
+      header(s.total, len, 0, s.allocated ? kReadyAllocated : kReady, signatureOf(s.op->src));
   std::byte* dst = chunkBuffer(p);
   writeHeader(dst, h);
   std::memcpy(dst + sizeof h, &raddr, sizeof raddr);
@@ -803,12 +799,7 @@ bool Channel::sendSmall(const SendOp& o) {
       (o.poison == 0 && wantsRendezvous(p, o.src.buf, total))) {
     return false;  // put, more than a chunk, or a rendezvous
   }
-  const ChunkHeader h{0,
-                      total,
-                      static_cast<std::uint32_t>(total),
-                      static_cast<std::uint32_t>(o.poison),
-                      kData,
-                      signatureOf(o.src)};
+  const ChunkHeader h = header(total, total, o.poison, kData, signatureOf(o.src));
   const std::uint64_t free = freeCells(o.peer, p);
   if (std::min(free, ringCells_ - p.sentCells % ringCells_) < cellsFor(sizeof h + total)) {
     return false;  // no room before the ring's end: the general path pads or waits
