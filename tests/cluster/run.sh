@@ -77,7 +77,8 @@ step() {
     failures="$failures $name"
     e=$(echo "$(date +%s.%N) - $s" | bc)
     printf '  FAIL  %-52s %6.2f s\n' "$name" "$e"
-    tail -n 30 "$log/out" | sed 's/^/        /'
+    # Enough to hold a failed sub-step of the salloc step whole (its error line, a UCX backtrace).
+    tail -n 150 "$log/out" | sed 's/^/        /'
   fi
 }
 
@@ -147,7 +148,7 @@ cat >"$log/steps.sh" <<EOF
 set -u
 export UCX_TLS=tcp UCX_NET_DEVICES=hnet0
 rc=0
-s() { local n=\$1; shift; if "\$@" >$log/step.out 2>&1; then echo "ok \$n"; else echo "FAIL \$n"; tail -n 20 $log/step.out; rc=1; fi; }
+s() { local n=\$1; shift; if "\$@" >$log/step.out 2>&1; then echo "ok \$n"; else echo "FAIL \$n"; tail -n 80 $log/step.out; rc=1; fi; }
 s up bash -c "ONESIDED_LOG=core=debug timeout -k 5 60 srun --mpi=pmix $build/tests/launcher/launcher_modes >$log/up 2>&1 && check_up_lines 6 2 $log/up"
 for p in $srun_progs; do s "\$(basename \$p)" timeout -k 5 120 srun --mpi=pmix $build/tests/\$p; done
 # The collectives again with (almost) every stream by rendezvous: receivers read the senders'
