@@ -5,12 +5,15 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "copy.hpp"
@@ -63,6 +66,17 @@ constexpr std::uint32_t kPad = 2;  // fills the ring's end; no stream data
 // kReady for a send buffer inside an MPI_Alloc_mem region: its key stays valid until
 // MPI_Free_mem, so the receiver keeps it unpacked.
 constexpr std::uint32_t kReadyAllocated = 3;
+// kReady for a peer on this node that reads my memory with cross-memory attach: the payload is
+// the stream's address only (nothing registered).
+constexpr std::uint32_t kReadyAttach = 4;
+// The identity line (offset 0 of the region): [pid][nonce], written at construction.
+constexpr std::size_t kPidWord = 0;
+constexpr std::size_t kNonceWord = 1;
+// In the fin line a member writes into my region, the word after the count: 1 when it reads my
+// memory with cross-memory attach, 2 when it cannot, 0 until it has checked.
+constexpr std::size_t kAttachWord = 1;
+constexpr std::uint64_t kAttachYes = 1;
+constexpr std::uint64_t kAttachNo = 2;
 // Unpacked keys of a peer's MPI_Alloc_mem regions kept per peer (each may hold a mapping).
 constexpr std::size_t kAllocKeysKept = 4;
 // A receiver reads a rendezvous stream by this many pieces per getv.
@@ -148,6 +162,8 @@ constexpr std::size_t kZeroCopyDefault = std::size_t{16} << 10;
 // And to peers on the load / store path from this size, when the send buffer lies in an
 // MPI_Alloc_mem region (which the receiver maps).
 constexpr std::size_t kZeroCopyAllocatedDefault = std::size_t{16} << 10;
+// And to peers that read my memory with cross-memory attach, from this size.
+constexpr std::size_t kZeroCopyAttachDefault = std::size_t{16} << 10;
 
 }  // namespace
 
@@ -165,6 +181,7 @@ struct Channel::SendState {
   std::unique_ptr<transport::MemoryRegion> exposed;
   std::vector<std::byte> exposedKey;
   bool allocated = false;  // exposedKey is the key of the MPI_Alloc_mem region holding buf
+  bool attached = false;   // the receiver reads buf with cross-memory attach: no key
   /// Ready for `o` (states are kept from phase to phase: no allocation per collective).
   void reset(const SendOp& o) {
     op = &o;
@@ -180,7 +197,7 @@ struct Channel::SendState {
     fin = 0;
     exposed.reset();
     exposedKey.clear();
-    allocated = false;
+    allocated = attached = false;
   }
   [[nodiscard]] bool finished() const { return started && sentBytes == total && !waitFin; }
   /// A tree node forwarding (op->avail): the next chunk's data has not arrived yet (all of it,
@@ -265,6 +282,7 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
   const char* z = std::getenv("ONESIDED_COLL_ZCOPY");
   const bool zset = z != nullptr && *z != '\0';
   zcopyDirect_ = zset ? zcopyPut_ : 0;
+  zcopyAttach_ = zset ? zcopyPut_ : kZeroCopyAttachDefault;
   // Reading a sender's mapped buffer is a single memcpy, which beats the ring's two.
   zcopyAllocated_ = zset ? zcopyPut_ : kZeroCopyAllocatedDefault;
   if (const char* a = std::getenv("ONESIDED_COLL_ALG"); a != nullptr && *a != '\0') {
@@ -277,7 +295,7 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
       throw Error(kErrArg, "ONESIDED_COLL_ALG=" + s + ": expected auto, linear or tree");
     }
   }
-  boardOff_ = 3 * p * kLine + p * ringBytes_;
+  boardOff_ = (1 + 3 * p) * kLine + p * ringBytes_;
   regionBytes_ = boardOff_ + kBoardSlots * kBoardSlotBytes;
   // Peers write chunks and counters, and read window descriptors from the board.
   region_ = ctx_.transport().registerMemory(
@@ -287,6 +305,16 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
   local_ = static_cast<std::byte*>(region_->base());
   // Counters 0, and every cell's first word 0: no chunk has arrived anywhere.
   std::memset(local_, 0, regionBytes_);
+  // Who I am, for peers that read my memory with cross-memory attach: my pid, and a nonce that
+  // they read both through the mapping and through the pid (the same value: the same process).
+  auto* id = reinterpret_cast<std::uint64_t*>(local_);
+  id[kPidWord] = static_cast<std::uint64_t>(getpid());
+  id[kNonceWord] =
+      (static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+       reinterpret_cast<std::uintptr_t>(local_)) |
+      1;
+  const char* attach = std::getenv("ONESIDED_COLL_ATTACH");
+  attach_ = attach == nullptr || std::string_view(attach) != "0";
   staging_.resize(sizeof(ChunkHeader) + maxPayload_);
 }
 
@@ -349,6 +377,7 @@ Channel::Peer& Channel::resolveSlow(int member) {
       auto* hi = static_cast<std::byte*>(p.key->directPointer(p.base + regionBytes_ - 1));
       p.direct = lo != nullptr && hi == lo + regionBytes_ - 1 ? lo : nullptr;
       if (p.direct != nullptr) prefault(p.direct + slotOff(me_, 0), ringBytes_);
+      if (p.direct != nullptr) probeAttach(member, p);
     }
     p.resolved = true;
     log::core().debug("collective scratch of member {} (world {}): {}", member,
@@ -358,20 +387,45 @@ Channel::Peer& Channel::resolveSlow(int member) {
   return p;
 }
 
+void Channel::probeAttach(int member, Peer& p) {
+  std::array<std::uint64_t, 2> id{};
+  std::memcpy(id.data(), p.direct, sizeof id);  // written before the peer's region went out
+  bool ok = false;
+  std::string why = "disabled by ONESIDED_COLL_ATTACH=0";
+  if (attach_) {
+    std::uint64_t seen = 0;
+    iovec l{&seen, sizeof seen};
+    iovec r{reinterpret_cast<void*>(p.base + kNonceWord * sizeof seen), sizeof seen};  // NOLINT
+    const ssize_t n = process_vm_readv(static_cast<pid_t>(id[kPidWord]), &l, 1, &r, 1, 0);
+    ok = n == static_cast<ssize_t>(sizeof seen) && seen == id[kNonceWord];
+    why = n < 0 ? std::strerror(errno)
+                : "pid " + std::to_string(id[kPidWord]) + " is another process";
+  }
+  if (ok) p.attachPid = static_cast<pid_t>(id[kPidWord]);
+  log::coll().debug("member {}: its streams to me {} by cross-memory attach{}{}", member,
+                    ok ? "go" : "do not go", ok ? "" : ": ", ok ? "" : why);
+  auto* w = reinterpret_cast<std::uint64_t*>(p.direct + finOff(me_)) + kAttachWord;
+  std::atomic_ref<std::uint64_t>(*w).store(ok ? kAttachYes : kAttachNo, std::memory_order_release);
+}
+
+bool Channel::attachedBy(int member) const {
+  return loadLocal(finOff(member) + kAttachWord * sizeof(std::uint64_t)) == kAttachYes;
+}
+
 std::size_t Channel::arrivedOff(int member) const {
-  return static_cast<std::size_t>(member) * kLine;
+  return (1 + static_cast<std::size_t>(member)) * kLine;
 }
 
 std::size_t Channel::consumedOff(int member) const {
-  return (ranks_.size() + static_cast<std::size_t>(member)) * kLine;
+  return (1 + ranks_.size() + static_cast<std::size_t>(member)) * kLine;
 }
 
 std::size_t Channel::finOff(int member) const {
-  return (2 * ranks_.size() + static_cast<std::size_t>(member)) * kLine;
+  return (1 + 2 * ranks_.size() + static_cast<std::size_t>(member)) * kLine;
 }
 
 std::size_t Channel::slotOff(int member, std::uint64_t cell) const {
-  return 3 * ranks_.size() * kLine + static_cast<std::size_t>(member) * ringBytes_ +
+  return (1 + 3 * ranks_.size()) * kLine + static_cast<std::size_t>(member) * ringBytes_ +
          static_cast<std::size_t>(cell % ringCells_) * cell_;
 }
 
@@ -485,10 +539,12 @@ bool Channel::arrived(int peer, const Peer& p) const {
 
 Channel::Start Channel::startRendezvous(SendState& s, Peer& p, std::uint64_t free,
                                         std::uint64_t room) {
-  if (!s.allocated && !s.exposed) {  // no key yet (a self transport's keys are empty)
+  if (!s.allocated && !s.exposed && !s.attached) {  // no key yet (a self transport's are empty)
     if (const std::vector<std::byte>* k = ctx_.memoryKey(s.op->src.buf, s.total)) {
       s.exposedKey = *k;  // MPI_Alloc_mem memory: exposed already, to every peer
       s.allocated = true;
+    } else if (p.direct != nullptr && s.op->peer != me_ && attachedBy(s.op->peer)) {
+      s.attached = true;  // read by pid and address: nothing to register
     } else {
       try {
         // The stream is contiguous: its packed bytes are the buffer's first total bytes.
@@ -530,8 +586,11 @@ Channel::Start Channel::startRendezvous(SendState& s, Peer& p, std::uint64_t fre
   }
   // The buffer's own address: a transport may report its registration's base rounded down.
   const std::uint64_t raddr = reinterpret_cast<std::uintptr_t>(s.op->src.buf);
-  const ChunkHeader h =
-      header(s.total, len, 0, s.allocated ? kReadyAllocated : kReady, signatureOf(s.op->src));
+  const ChunkHeader h = header(s.total, len, 0,
+                               s.attached    ? kReadyAttach
+                               : s.allocated ? kReadyAllocated
+                                             : kReady,
+                               signatureOf(s.op->src));
   std::byte* dst = chunkBuffer(p);
   writeHeader(dst, h);
   std::memcpy(dst + sizeof h, &raddr, sizeof raddr);
@@ -552,80 +611,17 @@ Channel::Start Channel::startRendezvous(SendState& s, Peer& p, std::uint64_t fre
 }
 
 void Channel::finishRendezvous(RecvState& r, const std::byte* payload, std::size_t len,
-                               bool allocated) {
+                               std::uint32_t kind) {
   const int peer = r.op->peer;
   Peer& p = peers_[static_cast<std::size_t>(peer)];
   if (r.errorClass == 0 && r.typeMap().total() > 0) {
     try {
       std::uint64_t raddr = 0;
       std::memcpy(&raddr, payload, sizeof raddr);
-      auto& ep = ctx_.endpoint(ranks_[static_cast<std::size_t>(peer)]);
-      const std::size_t head = sizeof raddr * (allocated ? 2 : 1);
-      const std::span<const std::byte> packed{payload + head, len - head};
-      std::unique_ptr<transport::RemoteKey> once;
-      const transport::RemoteKey* key = nullptr;
-      if (allocated) {
-        auto& kept = p.allocKeys;
-        std::uint64_t frees = 0;
-        std::memcpy(&frees, payload + sizeof raddr, sizeof frees);
-        if (frees != p.allocFrees) {  // the peer freed memory: its regions may be gone
-          kept.clear();
-          p.allocFrees = frees;
-        }
-        auto it = std::find_if(kept.begin(), kept.end(), [&](const auto& e) {
-          return std::equal(e.first.begin(), e.first.end(), packed.begin(), packed.end());
-        });
-        if (it == kept.end()) {
-          if (kept.size() == kAllocKeysKept) kept.pop_back();
-          kept.emplace_back(std::vector<std::byte>(packed.begin(), packed.end()),
-                            ep.unpackRkey(packed));
-          ++allocKeysUnpacked_;
-          it = kept.end() - 1;
-        }
-        std::rotate(kept.begin(), it, it + 1);  // most recent first
-        key = kept.front().second.get();
+      if (kind == kReadyAttach) {
+        readAttached(r, p, raddr);
       } else {
-        once = ep.unpackRkey(packed);
-        key = once.get();
-      }
-      const bool folding = r.op->foldBase != nullptr;
-      const std::uint64_t total = r.typeMap().total();
-      // Mapped here (a peer's MPI_Alloc_mem memory on shared memory): loads, one copy.
-      const auto* mapped = static_cast<const std::byte*>(key->directPointer(raddr));
-      if (mapped != nullptr && key->directPointer(raddr + total - 1) != mapped + (total - 1)) {
-        mapped = nullptr;
-      }
-      if (mapped != nullptr) ++mappedReads_;
-      if (mapped != nullptr && folding) {
-        if (!foldsFailed_) fold(r, mapped, static_cast<std::size_t>(total));
-      } else if (mapped != nullptr) {
-        unpackTo(r.typeMap(), r.base, mapped, static_cast<std::size_t>(total));
-      } else {
-        // Each contiguous piece of the receive buffer, read from its place in the stream; a
-        // folding receive reads the stream whole and folds it afterwards.
-        std::vector<transport::Iov> iov;
-        std::vector<std::uint64_t> from;
-        Datatype::Segment seg{};
-        if (folding) foldIn_.resize(r.typeMap().total());
-        const auto b = reinterpret_cast<std::uintptr_t>(folding ? foldIn_.data() : r.base);
-        std::uint64_t pos = 0;
-        for (;;) {
-          const bool more = r.typeMap().next(std::size_t{1} << 30, seg);
-          if (more) {
-            iov.push_back(
-                {reinterpret_cast<void*>(b + static_cast<std::uintptr_t>(seg.offset)), seg.len});
-            from.push_back(raddr + pos);
-            pos += seg.len;
-          }
-          if (iov.size() == kGetBatch || (!more && !iov.empty())) {
-            (void)ep.getv(iov, from, *key);  // the lists are read in the call
-            iov.clear();
-            from.clear();
-          }
-          if (!more) break;
-        }
-        ep.flush();  // every piece is in place
-        if (folding && !foldsFailed_) fold(r, foldIn_.data(), foldIn_.size());
+        readKeyed(r, p, {payload, len}, kind == kReadyAllocated, raddr);
       }
     } catch (const Error& e) {
       r.errorClass = e.errorClass();
@@ -634,6 +630,133 @@ void Channel::finishRendezvous(RecvState& r, const std::byte* payload, std::size
   }
   // Written even after an error, so the sender does not wait for ever.
   writeCounter(peer, Counter::kFin, ++p.rdvDone);
+}
+
+void Channel::readAttached(RecvState& r, const Peer& p, std::uint64_t raddr) {
+  ++attachedReads_;
+  const bool folding = r.op->foldBase != nullptr;
+  std::array<iovec, kGetBatch> iov{};
+  std::size_t n = 0;
+  std::uint64_t batch = 0;  // bytes the pieces in iov take
+  std::uint64_t pos = 0;    // bytes of the stream read before them
+  // One system call per kGetBatch pieces (IOV_MAX); the kernel may move fewer bytes than asked
+  // (a page it could not pin at once), and then the rest goes in the next call.
+  auto read = [&] {
+    std::size_t first = 0;
+    std::uint64_t done = 0;
+    while (done < batch) {
+      iovec from{reinterpret_cast<void*>(raddr + pos + done), batch - done};  // NOLINT
+      const ssize_t got = process_vm_readv(p.attachPid, &iov[first], n - first, &from, 1, 0);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        throw Error(kErrOther, "cross-memory attach read of " + std::to_string(batch - done) +
+                                   " bytes at " + std::to_string(raddr + pos + done) +
+                                   " from pid " + std::to_string(p.attachPid) +
+                                   " failed: " + (got < 0 ? std::strerror(errno) : "no progress"));
+      }
+      done += static_cast<std::uint64_t>(got);
+      for (auto left = static_cast<std::size_t>(got); left > 0;) {
+        const std::size_t step = std::min(left, iov[first].iov_len);
+        iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + step;
+        iov[first].iov_len -= step;
+        left -= step;
+        if (iov[first].iov_len == 0) ++first;
+      }
+    }
+    pos += batch;
+    n = 0;
+    batch = 0;
+  };
+  if (folding) {  // the stream whole, folded afterwards
+    foldIn_.resize(r.typeMap().total());
+    iov[n++] = {foldIn_.data(), foldIn_.size()};
+    batch = foldIn_.size();
+    read();
+    if (!foldsFailed_) fold(r, foldIn_.data(), foldIn_.size());
+    return;
+  }
+  // Each contiguous piece of the receive buffer, from its place in the stream.
+  const auto b = reinterpret_cast<std::uintptr_t>(r.base);
+  Datatype::Segment seg{};
+  while (r.typeMap().next(std::size_t{1} << 30, seg)) {
+    iov[n++] = {reinterpret_cast<void*>(b + static_cast<std::uintptr_t>(seg.offset)), seg.len};
+    batch += seg.len;
+    if (n == iov.size()) read();
+  }
+  if (n > 0) read();
+}
+
+void Channel::readKeyed(RecvState& r, Peer& p, std::span<const std::byte> payload, bool allocated,
+                        std::uint64_t raddr) {
+  const int peer = r.op->peer;
+  auto& ep = ctx_.endpoint(ranks_[static_cast<std::size_t>(peer)]);
+  const std::size_t head = sizeof raddr * (allocated ? 2 : 1);
+  const std::span<const std::byte> packed{payload.data() + head, payload.size() - head};
+  std::unique_ptr<transport::RemoteKey> once;
+  const transport::RemoteKey* key = nullptr;
+  if (allocated) {
+    auto& kept = p.allocKeys;
+    std::uint64_t frees = 0;
+    std::memcpy(&frees, payload.data() + sizeof raddr, sizeof frees);
+    if (frees != p.allocFrees) {  // the peer freed memory: its regions may be gone
+      kept.clear();
+      p.allocFrees = frees;
+    }
+    auto it = std::find_if(kept.begin(), kept.end(), [&](const auto& e) {
+      return std::equal(e.first.begin(), e.first.end(), packed.begin(), packed.end());
+    });
+    if (it == kept.end()) {
+      if (kept.size() == kAllocKeysKept) kept.pop_back();
+      kept.emplace_back(std::vector<std::byte>(packed.begin(), packed.end()),
+                        ep.unpackRkey(packed));
+      ++allocKeysUnpacked_;
+      it = kept.end() - 1;
+    }
+    std::rotate(kept.begin(), it, it + 1);  // most recent first
+    key = kept.front().second.get();
+  } else {
+    once = ep.unpackRkey(packed);
+    key = once.get();
+  }
+  const bool folding = r.op->foldBase != nullptr;
+  const std::uint64_t total = r.typeMap().total();
+  // Mapped here (a peer's MPI_Alloc_mem memory on shared memory): loads, one copy.
+  const auto* mapped = static_cast<const std::byte*>(key->directPointer(raddr));
+  if (mapped != nullptr && key->directPointer(raddr + total - 1) != mapped + (total - 1)) {
+    mapped = nullptr;
+  }
+  if (mapped != nullptr) ++mappedReads_;
+  if (mapped != nullptr && folding) {
+    if (!foldsFailed_) fold(r, mapped, static_cast<std::size_t>(total));
+  } else if (mapped != nullptr) {
+    unpackTo(r.typeMap(), r.base, mapped, static_cast<std::size_t>(total));
+  } else {
+    // Each contiguous piece of the receive buffer, read from its place in the stream; a
+    // folding receive reads the stream whole and folds it afterwards.
+    std::vector<transport::Iov> iov;
+    std::vector<std::uint64_t> from;
+    Datatype::Segment seg{};
+    if (folding) foldIn_.resize(r.typeMap().total());
+    const auto b = reinterpret_cast<std::uintptr_t>(folding ? foldIn_.data() : r.base);
+    std::uint64_t pos = 0;
+    for (;;) {
+      const bool more = r.typeMap().next(std::size_t{1} << 30, seg);
+      if (more) {
+        iov.push_back(
+            {reinterpret_cast<void*>(b + static_cast<std::uintptr_t>(seg.offset)), seg.len});
+        from.push_back(raddr + pos);
+        pos += seg.len;
+      }
+      if (iov.size() == kGetBatch || (!more && !iov.empty())) {
+        (void)ep.getv(iov, from, *key);  // the lists are read in the call
+        iov.clear();
+        from.clear();
+      }
+      if (!more) break;
+    }
+    ep.flush();  // every piece is in place
+    if (folding && !foldsFailed_) fold(r, foldIn_.data(), foldIn_.size());
+  }
 }
 
 void Channel::consume(int peer, Peer& p, std::uint64_t cells) {
@@ -731,9 +854,8 @@ bool Channel::tryRecv(RecvState& r) {
   const bool folding = r.op->foldBase != nullptr && r.errorClass == 0 && r.total > 0;
   if (folding && !foldsChecked_) return !wasStarted;
   std::uint64_t got = h.len;
-  if (h.kind == kReady || h.kind == kReadyAllocated) {
-    finishRendezvous(r, chunk + sizeof h, static_cast<std::size_t>(h.len),
-                     h.kind == kReadyAllocated);
+  if (h.kind == kReady || h.kind == kReadyAllocated || h.kind == kReadyAttach) {
+    finishRendezvous(r, chunk + sizeof h, static_cast<std::size_t>(h.len), h.kind);
     got = r.total;
   } else if (folding) {
     if (!foldsFailed_) fold(r, chunk + sizeof h, static_cast<std::size_t>(h.len));
@@ -784,9 +906,10 @@ void Channel::checkFolds() {
   }
 }
 
-bool Channel::wantsRendezvous(const Peer& p, const void* buf, std::uint64_t total) {
+bool Channel::wantsRendezvous(int peer, const Peer& p, const void* buf, std::uint64_t total) {
   if (p.direct == nullptr) return zcopyPut_ > 0 && total >= zcopyPut_;
   if (zcopyDirect_ > 0 && total >= zcopyDirect_) return true;
+  if (zcopyAttach_ > 0 && total >= zcopyAttach_ && attachedBy(peer)) return true;
   return zcopyAllocated_ > 0 && total >= zcopyAllocated_ &&
          ctx_.findMemory(buf, static_cast<std::size_t>(total)) != nullptr;
 }
@@ -796,7 +919,7 @@ bool Channel::sendSmall(const SendOp& o) {
   Peer& p = resolve(o.peer);
   const std::uint64_t total = streamBytes(o.src);
   if (p.direct == nullptr || total > maxPayload_ ||
-      (o.poison == 0 && wantsRendezvous(p, o.src.buf, total))) {
+      (o.poison == 0 && wantsRendezvous(o.peer, p, o.src.buf, total))) {
     return false;  // put, more than a chunk, or a rendezvous
   }
   const ChunkHeader h = header(total, total, o.poison, kData, signatureOf(o.src));
@@ -913,7 +1036,7 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs) 
   prepare(recvKept_, recvView_, recvs);
   for (SendState* s : sendView_) {
     s->rendezvous = s->op->src.type->contiguous() && s->op->poison == 0 &&
-                    wantsRendezvous(resolve(s->op->peer), s->op->src.buf, s->total);
+                    wantsRendezvous(s->op->peer, resolve(s->op->peer), s->op->src.buf, s->total);
   }
   for (const RecvState* r : recvView_) resolve(r->op->peer);
   auto ready = [&] {

@@ -2,8 +2,8 @@
 // A communicator's scratch region: what every collective moves its data through. Each member
 // registers (transport-allocated, so on-node peers load and store it directly)
 //
-//   [arrived: one 64-byte line per member][consumed: one line per member][fin: one line per
-//    member][rings: one per member]
+//   [identity: one 64-byte line][arrived: one line per member][consumed: one line per member]
+//   [fin: one line per member][rings: one per member]
 //
 // Ring s at rank r belongs to the pair (s -> r) alone: a byte ring of 256-byte cells where rank
 // s writes chunks (a header and up to ONESIDED_COLL_CHUNK bytes of packed data, never wrapping
@@ -24,7 +24,13 @@
 // writes the sender's fin[r] counter, which releases the sender's buffer. One copy instead of
 // two, and no handshake per chunk. A send buffer inside an MPI_Alloc_mem region is exposed
 // already: the chunk carries that region's key (kept unpacked by the receiver), and on shared
-// memory the receiver copies the bytes with loads from the sender's mapped memory.
+// memory the receiver copies the bytes with loads from the sender's mapped memory. Any other
+// send buffer of a stream to a peer on one node is not registered at all: the chunk carries
+// only its address, and the receiver reads it with cross-memory attach (process_vm_readv) by
+// the sender's pid, which the identity line gives. A receiver checks once per peer that it can
+// (the kernel may refuse: ptrace permission, another pid namespace) by reading the nonce of
+// that line both ways, and tells the sender in the second word of its fin line for the peer;
+// until then, or if it cannot, the stream goes by key as above.
 //
 // There is no matching and no tags: a collective's algorithm decides, on both sides, which
 // member writes which stream to which member in which phase; run() moves one phase. Sends are
@@ -38,6 +44,8 @@
 #include <functional>
 #include <memory>
 #include <span>
+
+#include <sys/types.h>
 #include <vector>
 
 #include "collectives/small_vec.hpp"
@@ -120,6 +128,8 @@ class Channel {
   /// for MPI_Alloc_mem regions, so far (tests check the path taken and the key cache with them).
   [[nodiscard]] std::uint64_t mappedReads() const noexcept { return mappedReads_; }
   [[nodiscard]] std::uint64_t allocKeysUnpacked() const noexcept { return allocKeysUnpacked_; }
+  /// Rendezvous streams read with cross-memory attach (for tests).
+  [[nodiscard]] std::uint64_t attachedReads() const noexcept { return attachedReads_; }
 
   /// A buffer of at least n bytes kept across collectives (a fresh large one per call costs
   /// its page faults, and a new registration when it is exposed, every time); `slot` tells
@@ -174,6 +184,7 @@ class Channel {
     // a freed region's memory alive).
     std::vector<std::pair<std::vector<std::byte>, std::unique_ptr<transport::RemoteKey>>> allocKeys;
     std::uint64_t allocFrees = 0;  // the peer's MPI_Free_mem count when allocKeys were made
+    pid_t attachPid = 0;  // the peer's pid, when cross-memory attach reads its memory from here
   };
   enum class Counter { kArrived, kConsumed, kFin };
   enum class Start { kDone, kWait, kCopy };  // a rendezvous chunk (or pad) written, or not
@@ -207,12 +218,26 @@ class Channel {
   Start startRendezvous(SendState& s, Peer& p, std::uint64_t free, std::uint64_t room);
   /// Releases the cells of the chunk just read from `peer`'s ring.
   void consume(int peer, Peer& p, std::uint64_t cells);
-  /// Reads a rendezvous stream (the payload of its ready-to-send chunk) into r's buffer: with
-  /// loads where the sender's buffer is mapped here, else with gets. `allocated`: the key is
-  /// of an MPI_Alloc_mem region of the sender's (kept unpacked in Peer::allocKeys).
-  void finishRendezvous(RecvState& r, const std::byte* payload, std::size_t len, bool allocated);
+  /// Reads a rendezvous stream (the payload of its ready-to-send chunk of `kind`) into r's
+  /// buffer: with cross-memory attach (kReadyAttach), with loads where the sender's buffer is
+  /// mapped here, else with gets; an MPI_Alloc_mem region's key (kReadyAllocated) is kept
+  /// unpacked in Peer::allocKeys. Then writes the sender's fin, even after an error.
+  void finishRendezvous(RecvState& r, const std::byte* payload, std::size_t len,
+                        std::uint32_t kind);
+  /// finishRendezvous() by key: `payload` is [address][key], or for an MPI_Alloc_mem region
+  /// (`allocated`) [address][frees][key].
+  void readKeyed(RecvState& r, Peer& p, std::span<const std::byte> payload, bool allocated,
+                 std::uint64_t raddr);
+  /// Reads a rendezvous stream of `p` at its address `raddr` into r's buffer with cross-memory
+  /// attach (the stream's ready chunk was kReadyAttach).
+  void readAttached(RecvState& r, const Peer& p, std::uint64_t raddr);
+  /// Whether this rank reads peer `member`'s memory with cross-memory attach (checked against
+  /// the nonce of its identity line); tells the peer in its fin line for me.
+  void probeAttach(int member, Peer& p);
+  /// Whether `member` told me it reads my memory with cross-memory attach.
+  [[nodiscard]] bool attachedBy(int member) const;
   /// Whether a contiguous stream of `total` bytes at buf to `peer` goes by rendezvous.
-  bool wantsRendezvous(const Peer& p, const void* buf, std::uint64_t total);
+  bool wantsRendezvous(int peer, const Peer& p, const void* buf, std::uint64_t total);
   /// Folds the next `len` bytes of a folding receive's stream (RecvOp::foldBase).
   static void fold(RecvState& r, const std::byte* in, std::size_t len);
   /// Whether every folding receive of the phase has its first chunk, and whether one failed.
@@ -271,6 +296,7 @@ class Channel {
   std::uint64_t windows_ = 0;            // nextWindow()
   std::bitset<kBoardSlots> slotsTaken_;  // claimSlot() bits
   int algorithm_ = 0;
+  bool attach_ = true;  // cross-memory attach for rendezvous reads (ONESIDED_COLL_ATTACH=0: no)
   // Streams from this many bytes go by rendezvous (0: never), to peers on the load / store
   // path and to peers reached by put (ONESIDED_COLL_ZCOPY sets both).
   std::size_t zcopyDirect_ = 0;
@@ -278,8 +304,12 @@ class Channel {
   // On the load / store path, streams from this many bytes whose send buffer lies in an
   // MPI_Alloc_mem region (mapped by the receiver: one memcpy instead of the ring's two).
   std::size_t zcopyAllocated_ = 0;
+  // On the load / store path, streams from this many bytes to a peer that reads my memory with
+  // cross-memory attach (one copy, nothing registered).
+  std::size_t zcopyAttach_ = 0;
   std::uint64_t mappedReads_ = 0;
   std::uint64_t allocKeysUnpacked_ = 0;
+  std::uint64_t attachedReads_ = 0;
 };
 
 }  // namespace onesided::detail

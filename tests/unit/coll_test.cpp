@@ -330,6 +330,30 @@ TEST_P(Collectives, AllocMemBuffers) {
   });
 }
 
+// Streams by rendezvous (from 64 bytes, SetUp) to peers on the load / store path: read with
+// cross-memory attach by the sender's pid and address (nothing registered), or with
+// ONESIDED_COLL_ATTACH=0 by the key of the sender's registration. Both give every family's
+// serial answer; the counters show which path ran.
+TEST_P(Collectives, RendezvousByAttachOrKey) {
+  auto [transport, n, alg, chunk] = GetParam();
+  if (chunk != 0 || n < 2) GTEST_SKIP() << "rendezvous runs with the default chunk, 2+ ranks";
+  for (const bool attach : {true, false}) {
+    if (!attach) setenv("ONESIDED_COLL_ATTACH", "0", 1);
+    spawn(n, transport, [&](Context& ctx) {
+      families(ctx.world());
+      families(ctx.world());  // the first collectives go by key: a peer probes when it resolves
+      const detail::Channel& ch = ctx.world().channel();
+      // Peers on the load / store path: the self and UCX transports (threads of one process).
+      if (transport != "self_deferred" && transport != "verbs" && attach) {
+        EXPECT_GT(ch.attachedReads(), 0U);
+      } else {
+        EXPECT_EQ(ch.attachedReads(), 0U);
+      }
+    });
+    unsetenv("ONESIDED_COLL_ATTACH");
+  }
+}
+
 // Allreduce of a vector of 80 KiB (recursive halving on 2 and 8 ranks): a count that does
 // not divide by the number of ranks, out of place and in place, every rank checked element by
 // element against the serial sum.
