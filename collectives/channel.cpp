@@ -273,11 +273,13 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
   reportEvery_ = std::max<std::size_t>(1, ringCells_ / 4);
   inflight_ = static_cast<int>(envSize("ONESIDED_COLL_INFLIGHT", 4, 1, 1 << 20));
   // Rendezvous from 16 KiB to peers reached by put (each chunk there costs a round trip). On
-  // the load / store path the ring wins at every size: the sender's copy into the ring and the
-  // receiver's copy out overlap and stay in cache, where a cross-memory-attach read pins every
-  // page of the sender's buffer first (2 ranks, 512 KiB: bcast 35 -> 10.7 us, alltoall 45.6 ->
-  // 29.6; 4 ranks on 2 cores: bcast 82 -> 31, alltoall 244 -> 163). ONESIDED_COLL_ZCOPY sets
-  // both (tests send almost everything by rendezvous that way).
+  // the load / store path by the ring, where the sender's copy in and the receiver's copy out
+  // overlap and stay in cache, except from 16 KiB to a peer that reads my memory with
+  // cross-memory attach, which it does only where that measured no slower than about two
+  // copies (attachPaysOff: on some machines a read runs at copy speed, on others it pins every
+  // page first and runs 4 times slower), and for MPI_Alloc_mem buffers, read through the
+  // mapping. ONESIDED_COLL_ZCOPY sets all three (tests send almost everything by rendezvous
+  // that way).
   zcopyPut_ = envSize("ONESIDED_COLL_ZCOPY", kZeroCopyDefault, 0, SIZE_MAX);
   const char* z = std::getenv("ONESIDED_COLL_ZCOPY");
   const bool zset = z != nullptr && *z != '\0';
@@ -313,8 +315,16 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
       (static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
        reinterpret_cast<std::uintptr_t>(local_)) |
       1;
-  const char* attach = std::getenv("ONESIDED_COLL_ATTACH");
-  attach_ = attach == nullptr || std::string_view(attach) != "0";
+  if (const char* a = std::getenv("ONESIDED_COLL_ATTACH"); a != nullptr && *a != '\0') {
+    const std::string_view v(a);
+    if (v == "0") {
+      attach_ = AttachMode::kNever;
+    } else if (v == "1") {
+      attach_ = AttachMode::kAlways;
+    } else if (v != "auto") {
+      throw Error(kErrArg, "ONESIDED_COLL_ATTACH=" + std::string(v) + ": expected 0, 1 or auto");
+    }
+  }
   staging_.resize(sizeof(ChunkHeader) + maxPayload_);
 }
 
@@ -392,7 +402,7 @@ void Channel::probeAttach(int member, Peer& p) {
   std::memcpy(id.data(), p.direct, sizeof id);  // written before the peer's region went out
   bool ok = false;
   std::string why = "disabled by ONESIDED_COLL_ATTACH=0";
-  if (attach_) {
+  if (attach_ != AttachMode::kNever) {
     std::uint64_t seen = 0;
     iovec l{&seen, sizeof seen};
     iovec r{reinterpret_cast<void*>(p.base + kNonceWord * sizeof seen), sizeof seen};  // NOLINT
@@ -400,12 +410,55 @@ void Channel::probeAttach(int member, Peer& p) {
     ok = n == static_cast<ssize_t>(sizeof seen) && seen == id[kNonceWord];
     why = n < 0 ? std::strerror(errno)
                 : "pid " + std::to_string(id[kPidWord]) + " is another process";
+    if (ok) p.attachPid = static_cast<pid_t>(id[kPidWord]);
+    if (ok && attach_ == AttachMode::kAuto && !attachPaysOff(p)) {
+      ok = false;
+      why = "slower than the ring here (ONESIDED_COLL_ATTACH=1 forces it)";
+    }
   }
-  if (ok) p.attachPid = static_cast<pid_t>(id[kPidWord]);
+  if (!ok) p.attachPid = 0;
   log::coll().debug("member {}: its streams to me {} by cross-memory attach{}{}", member,
                     ok ? "go" : "do not go", ok ? "" : ": ", ok ? "" : why);
   auto* w = reinterpret_cast<std::uint64_t*>(p.direct + finOff(me_)) + kAttachWord;
   std::atomic_ref<std::uint64_t>(*w).store(ok ? kAttachYes : kAttachNo, std::memory_order_release);
+}
+
+bool Channel::attachPaysOff(const Peer& p) {
+  if (attachFast_) return *attachFast_;
+  // The bytes of my ring in the peer's region: nobody else writes them before my first chunk.
+  // Read with process_vm_readv and copied through the mapping, the best of a few tries each
+  // (a try may be preempted). On one machine the read ran at copy speed (2 ranks, 512 KiB bcast
+  // 35.7 us by the ring, 17.9 by attach), on another 3.7 times slower than a copy, pinning
+  // pages (bcast 27.9 by the ring, 34.4 by attach; at 16 KiB 1.2 against 5.3): the ring's two
+  // copies overlap, sender and receiver each making one, so attach pays off only while it
+  // costs at most about two copies.
+  constexpr double kAttachCostMax = 2.0;
+  constexpr int kTries = 4;
+  const std::size_t len = std::min<std::size_t>(ringBytes_, std::size_t{64} << 10);
+  std::vector<std::byte> to(len);
+  const std::size_t off = slotOff(me_, 0);
+  using Clock = std::chrono::steady_clock;
+  double attachNs = 1e30;
+  double copyNs = 1e30;
+  for (int t = 0; t <= kTries; ++t) {  // try 0 warms both up
+    const auto t0 = Clock::now();
+    iovec l{to.data(), len};
+    iovec r{reinterpret_cast<void*>(p.base + off), len};  // NOLINT
+    if (process_vm_readv(p.attachPid, &l, 1, &r, 1, 0) != static_cast<ssize_t>(len)) {
+      attachFast_ = false;
+      return false;
+    }
+    const auto t1 = Clock::now();
+    onesided::detail::copyBytes(to.data(), p.direct + off, len);
+    const auto t2 = Clock::now();
+    if (t == 0) continue;
+    attachNs = std::min(attachNs, std::chrono::duration<double, std::nano>(t1 - t0).count());
+    copyNs = std::min(copyNs, std::chrono::duration<double, std::nano>(t2 - t1).count());
+  }
+  attachFast_ = attachNs <= kAttachCostMax * copyNs;
+  log::coll().debug("cross-memory attach of {} bytes: {:.0f} ns, a copy {:.0f} ns: {}", len,
+                    attachNs, copyNs, *attachFast_ ? "used" : "not used, the ring is faster");
+  return *attachFast_;
 }
 
 bool Channel::attachedBy(int member) const {

@@ -43,6 +43,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 
 #include <sys/types.h>
@@ -234,6 +235,9 @@ class Channel {
   /// Whether this rank reads peer `member`'s memory with cross-memory attach (checked against
   /// the nonce of its identity line); tells the peer in its fin line for me.
   void probeAttach(int member, Peer& p);
+  /// Whether a cross-memory-attach read of the peer's region costs at most kAttachCostMax
+  /// times a copy of the same bytes through its mapping (measured once per channel).
+  bool attachPaysOff(const Peer& p);
   /// Whether `member` told me it reads my memory with cross-memory attach.
   [[nodiscard]] bool attachedBy(int member) const;
   /// Whether a contiguous stream of `total` bytes at buf to `peer` goes by rendezvous.
@@ -296,7 +300,11 @@ class Channel {
   std::uint64_t windows_ = 0;            // nextWindow()
   std::bitset<kBoardSlots> slotsTaken_;  // claimSlot() bits
   int algorithm_ = 0;
-  bool attach_ = true;  // cross-memory attach for rendezvous reads (ONESIDED_COLL_ATTACH=0: no)
+  // Cross-memory attach for rendezvous reads (ONESIDED_COLL_ATTACH): kAttachAuto measures it
+  // against a copy through the mapping on the first peer that allows it (attachFast_).
+  enum class AttachMode : std::uint8_t { kNever, kAlways, kAuto };
+  AttachMode attach_ = AttachMode::kAuto;
+  std::optional<bool> attachFast_;  // kAuto's verdict, once measured
   // Streams from this many bytes go by rendezvous (0: never), to peers on the load / store
   // path and to peers reached by put (ONESIDED_COLL_ZCOPY sets both).
   std::size_t zcopyDirect_ = 0;
