@@ -62,7 +62,8 @@ class Inboxes {
   /// After it returns, `w` is not being serviced and never will be again.
   void remove(Window* w) noexcept;
   /// From the rank's own thread: services every inbox unless the progress thread is at it.
-  /// True when a message was applied or a slot released.
+  /// True when a message was applied or a slot released, by this call or by the thread since
+  /// the last call.
   bool serviceFromOwner();
   /// The lock the rank holds while it applies an accumulate to its own window directly.
   std::mutex& lock() { return mu_; }
@@ -76,6 +77,10 @@ class Inboxes {
   std::atomic<bool> any_{false};
   /// serviceFromOwner() calls that got the lock: the thread stands down while this moves.
   std::atomic<std::uint64_t> ownerPasses_{0};
+  /// Passes of the thread that applied a message or released a slot, and the count the rank's
+  /// own thread saw last: work the thread did counts as the rank's for its waits' back-off.
+  std::atomic<std::uint64_t> threadWorked_{0};
+  std::atomic<std::uint64_t> threadWorkedSeen_{0};
   bool stop_ = false;
   bool wantThread_;
   std::thread thread_;
