@@ -553,6 +553,11 @@ class UcxEndpoint final : public Endpoint {
     ctx_->wait(ucp_ep_flush_nbx(ep_, &p), "ucp_ep_flush_nbx");
   }
 
+  /// ucp_worker_fence (ucp.h): operations issued on the worker before it complete before any
+  /// issued after it; UCX waits only where its transport does not order them itself. (Puts by
+  /// cross-memory attach are complete when issued.)
+  void fence() override { checkUcs(ucp_worker_fence(ctx_->worker()), "ucp_worker_fence"); }
+
  private:
   /// Each piece goes by cross-memory attach when the key allows it (complete at once), else
   /// through ucp_put_nbx / ucp_get_nbx (complete after flush).

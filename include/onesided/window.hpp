@@ -617,8 +617,21 @@ class Window {
   /// checks each message with it, under the inbox lock (which attach / detach take too).
   [[nodiscard]] bool exposes(std::uint64_t off, std::uint64_t len) const;
   /// Target side: applies the messages that have arrived, in ticket order. Returns whether it
-  /// did anything. Called with the context's inbox lock held (detail::Inboxes).
-  bool serviceInbox();
+  /// did anything. Called with the context's inbox lock held (detail::Inboxes). `owner`: from
+  /// the rank's own thread, which may use the transport: replies to origins that asked for a
+  /// push (kAmPush) are then queued for pushReplies() instead of left in the slot.
+  bool serviceInbox(bool owner);
+  /// Writes the queued replies into their origins' control regions (the values, a fence, the
+  /// token). The rank's own thread only, without the inbox lock (the transport may wait).
+  void pushReplies();
+  /// Replies pushed with their values when at most this long, or when the origin's memory is
+  /// not mapped here; longer ones only announced (their values stay in the slot).
+  static constexpr std::size_t kPushMapped = 256;
+  enum class Reply { kValuesHere, kInSlot };
+  /// Origin side: waits for the reply to message `stamp` in `target`'s slot at `slot`, and says
+  /// where its values are: pushed into this rank's control region (kReplyData), or in the slot.
+  Reply awaitReply(int target, std::size_t slot, std::uint64_t stamp);
+  [[nodiscard]] bool repliesQueued() const noexcept { return !amPushes_.empty(); }
   /// Between polls of a remote counter: drive progress, after a few polls retryPause.
   void pollPause(unsigned attempt);
   /// One 8-byte word of `target`'s control region, read with a get.
@@ -704,6 +717,13 @@ class Window {
   std::uint64_t amReleased_ = 0;
   std::uint64_t amOutstanding_ = 0;  // targets with messages not known to be applied
   std::vector<std::uint8_t> amAwaitingAck_;
+  struct AmPush {
+    int origin;
+    std::size_t slot;   // the slot's offset in the control region
+    std::size_t at;     // the reply's offset in the slot
+    std::size_t bytes;  // the reply's length
+  };
+  std::vector<AmPush> amPushes_;
   std::vector<std::byte> amScratch_;
   // Accumulate scratch (packed origin values, old and new target values), kept between calls.
   std::vector<std::byte> accIn_;

@@ -147,6 +147,11 @@ class Endpoint {
                       void* result, std::uint64_t raddr, const RemoteKey& key) = 0;
   /// Completes every operation issued on this endpoint, at origin and target.
   virtual void flush() = 0;
+  /// Orders: every put issued on this endpoint before it is in place at the target before any
+  /// put issued after it, so a word written after the fence can announce the data written
+  /// before it. Does not wait where the transport orders puts by itself; the default completes
+  /// them (flush).
+  virtual void fence() { flush(); }
   /// Starts whatever this endpoint has staged (verbs batches work requests per doorbell), so
   /// it reaches the peer without a flush; does not wait. A no-op where operations start at once.
   virtual void post() {}

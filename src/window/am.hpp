@@ -25,14 +25,21 @@ constexpr std::size_t kInboxReleased = kInboxOffset + 8;  // slots free again (t
 constexpr std::size_t kInboxSlots = kInboxOffset + 64;    // the first slot
 constexpr std::size_t kSlotCount = 32;
 constexpr std::size_t kSlotBytes = 4096;
-constexpr std::size_t kInboxBytes = 64 + kSlotCount * kSlotBytes;
+/// Where a target pushes the reply to this rank's message (kAmPush): a word (the token, the
+/// target's `replied` value) written after the values, which follow 64 bytes on.
+constexpr std::size_t kInboxReply = kInboxSlots + kSlotCount * kSlotBytes;
+constexpr std::size_t kReplyData = kInboxReply + 64;
+constexpr std::size_t kInboxBytes = 64 + kSlotCount * kSlotBytes + 64 + kSlotBytes;
+static_assert(kInboxOffset + kInboxBytes == kReplyData + kSlotBytes);
 
 /// A message's first 32 bytes; then `nseg` segments {target offset, bytes} (16 bytes each), then
 /// `dataBytes` of packed values (origin values; for compare-and-swap, origin then compare; the
 /// old values replace them when a reply is asked for).
 struct AmHeader {
-  std::uint64_t stamp;    // ticket + 1, written last and alone (the message is complete)
-  std::uint64_t replied;  // the target sets it to `stamp` when the reply is in place
+  std::uint64_t stamp;  // ticket + 1, written last and alone (the message is complete)
+  // Written by the origin: with kAmPush, kReplyTo | its rank. The target sets it to `stamp` when
+  // the reply is in place in the slot, or to `stamp | kRepliedPushed` when it pushed it instead.
+  std::uint64_t replied;
   std::uint32_t dataBytes;
   std::uint32_t nseg;
   std::uint16_t op;
@@ -42,6 +49,15 @@ struct AmHeader {
 static_assert(sizeof(AmHeader) == 32);
 constexpr std::uint32_t kAmFetch = 1;    // the origin waits for the old values
 constexpr std::uint32_t kAmCompare = 2;  // compare-and-swap of one element
+/// With kAmFetch, through the transport: the origin (its rank in `replied`) also watches its own
+/// control region, where the target may push the reply (kInboxReply).
+constexpr std::uint32_t kAmPush = 4;
+constexpr std::uint64_t kRepliedPushed = std::uint64_t{1} << 63;
+/// In a pushed token: the values came too (else they are in the slot).
+constexpr std::uint64_t kRepliedValues = std::uint64_t{1} << 61;
+/// The origin's `replied` word with kAmPush: kReplyTo | its rank (never a stamp, which stays
+/// below 2^62, so an origin that reads it back before the target replied is not misled).
+constexpr std::uint64_t kReplyTo = std::uint64_t{1} << 62;
 
 /// The windows whose inboxes this rank serves. Messages are applied by whichever comes first:
 /// the progress thread, or the rank itself whenever it drives progress (Context::progress). One
@@ -81,6 +97,10 @@ class Inboxes {
   /// own thread saw last: work the thread did counts as the rank's for its waits' back-off.
   std::atomic<std::uint64_t> threadWorked_{0};
   std::atomic<std::uint64_t> threadWorkedSeen_{0};
+  /// Windows whose serviceInbox() queued replies to push, and whether a push is under way (a
+  /// wait inside it that drives progress leaves new ones to the loop already running).
+  std::vector<Window*> pushers_;
+  bool pushing_ = false;
   bool stop_ = false;
   bool wantThread_;
   std::thread thread_;

@@ -262,6 +262,13 @@ TEST_P(Am, TargetComputingDoesNotStallOrigins) {
       win->getAccumulate(v, 8, type(MPI_DOUBLE), old, 8, type(MPI_DOUBLE), 0, 0, 8,
                          type(MPI_DOUBLE), Op::kSum);
       win->unlock(0);
+      // The reply (from the progress thread, or pushed by the target when it serves its inbox
+      // itself) is the elements as one message found them: k * (i + 1) for one k, at least this
+      // origin's 20 accumulates and at most everybody's 21 operations but this one.
+      const double k = old[0];
+      EXPECT_GE(k, 20.0);
+      EXPECT_LE(k, 21.0 * (n - 1) - 1);
+      for (int i = 0; i < 8; ++i) EXPECT_EQ(old[i], k * (i + 1)) << "old value of element " << i;
       ++finished;
     }
     ctx.world().barrier();
