@@ -15,6 +15,9 @@ if [ "${ONESIDED_SKIP_DEPS:-0}" != 1 ]; then
   "$here/tests/install_deps.sh"
 fi
 
+# stage NAME: a stage's header, with the seconds since the start (CI allows 90 minutes in all;
+# the times show which stage to trim when a run nears it).
+stage() { echo "== $* [at $SECONDS s]"; }
 status=0
 failures=()
 details=""  # the last lines of each failed test's output, printed after the summary's list
@@ -30,7 +33,7 @@ failed() {
   failures+=("$what")
 }
 
-echo "== clang-format"
+stage "clang-format"
 if command -v clang-format >/dev/null; then
   (cd "$here" && git ls-files '*.cpp' '*.hpp' '*.c' '*.h' | xargs clang-format --dry-run -Werror) ||
     failed "clang-format"
@@ -38,14 +41,14 @@ else
   echo "clang-format not installed: format not checked"
 fi
 
-echo "== build ($build)"
+stage "build ($build)"
 cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DONESIDED_WERROR=ON >/dev/null
 cmake --build "$build" -j "$jobs"
 
-echo "== tests"
+stage "tests"
 (cd "$build" && ctest --output-on-failure -j "$jobs" --timeout 600) || failed "host ctest" "$build"
 
-echo "== cluster (tests/cluster): mpirun, srun --mpi=pmix on one node and on 3 namespace hosts"
+stage "cluster (tests/cluster): mpirun, srun --mpi=pmix on one node and on 3 namespace hosts"
 # Root only (network namespaces, slurmd); stops its daemons and deletes its namespaces itself.
 # About 2 minutes; the outer timeout is a backstop (the script cleans up on TERM).
 # Its output is kept, so that the summary can end with the steps that failed and the end of the
@@ -59,7 +62,7 @@ if ! timeout -k 30 900 bash "$here/tests/cluster/run.sh" "$build" 2>&1 | tee "$b
     tail -n 14)"$'\n'
 fi
 
-echo "== soft-RoCE VM (tests/rxe): the suites over the verbs transport and UCX on rxe0"
+stage "soft-RoCE VM (tests/rxe): the suites over the verbs transport and UCX on rxe0"
 # The host's kernel has no RDMA; the VM runs Debian's kernel with rxe, under TCG, and this build
 # from the host's root over 9p. About 20 minutes on 2 cores (4 in the unit suites, 5 for the
 # programs on verbs, 11 for them on UCX over rxe0); the budget only guards against a hang.
@@ -73,7 +76,7 @@ if ! bash "$here/tests/rxe/vm.sh" --timeout 3000 -- "$here/tests/rxe/suite.sh" "
   if [ -s "$build/rxe-failed-tails.txt" ]; then details+="$(cat "$build/rxe-failed-tails.txt")"$'\n'; fi
 fi
 
-echo "== ASan + UBSan build, unit suites"
+stage "ASan + UBSan build, unit suites"
 asan="$build-asan"
 cmake -S "$here" -B "$asan" -DCMAKE_BUILD_TYPE=Debug -DONESIDED_WERROR=ON -DONESIDED_SANITIZE=address,undefined \
   -DONESIDED_BUILD_BENCH=OFF -DONESIDED_BUILD_EXAMPLES=OFF -DONESIDED_TEST_RXE=OFF >/dev/null
@@ -81,14 +84,14 @@ cmake --build "$asan" -j "$jobs"
 (cd "$asan" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --output-on-failure -j "$jobs" -L unit --timeout 900) || failed "ASan+UBSan unit" "$asan"
-echo "== ASan + UBSan: the launcher and the MPI programs that must succeed"
+stage "ASan + UBSan: the launcher and the MPI programs that must succeed"
 # Not the ones that end ranks on purpose (crash, abort, exit without MPI_Finalize): ASan turns
 # those into its own reports; nor the Open MPI comparisons (their second build is not ours).
 (cd "$asan" && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --output-on-failure -j "$jobs" -L mpi -E 'compare|crash|abort|fatal' --timeout 900) ||
   failed "ASan+UBSan MPI programs" "$asan"
 
-echo "== TSan build (UCX off: its memory hooks do not run under TSan), unit suites"
+stage "TSan build (UCX off: its memory hooks do not run under TSan), unit suites"
 tsan="$build-tsan"
 cmake -S "$here" -B "$tsan" -DCMAKE_BUILD_TYPE=Debug -DONESIDED_WERROR=ON -DONESIDED_SANITIZE=thread \
   -DONESIDED_WITH_UCX=OFF -DONESIDED_BUILD_BENCH=OFF -DONESIDED_BUILD_EXAMPLES=OFF >/dev/null
@@ -99,7 +102,7 @@ cmake --build "$tsan" -j "$jobs" --target unit_tests
 (cd "$tsan" && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j "$jobs" -L unit \
   -E 'Large/PutGet.*16777216B' --timeout 900) || failed "TSan unit" "$tsan"
 
-echo "== summary"
+stage "summary"
 if [ "$status" -ne 0 ]; then
   echo "FAILED stages (details in the output above):"
   printf '  - %s\n' "${failures[@]}"
@@ -110,4 +113,5 @@ if [ "$status" -ne 0 ]; then
 else
   echo "all stages passed"
 fi
+echo "took $SECONDS s"
 exit "$status"
