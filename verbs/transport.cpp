@@ -320,6 +320,7 @@ class VerbsEndpoint final : public Endpoint {
               void* result, std::uint64_t raddr, const RemoteKey& key) override;
   void flush() override;
   void post() override;
+  bool postAdd(std::uint64_t value, std::uint64_t raddr, const RemoteKey& key) override;
 
   /// A completion for this endpoint: `seq` is the sequence number of the signalled request.
   void completed(std::uint64_t seq, ibv_wc_status status, ibv_wr_opcode opcode);
@@ -954,6 +955,28 @@ void VerbsEndpoint::flush() {
   checkBroken();
 }
 
+bool VerbsEndpoint::postAdd(std::uint64_t value, std::uint64_t raddr, const RemoteKey& key) {
+  if (raddr % 8 != 0) {
+    fail(kErrIntern, "remote add on rank " + std::to_string(peer_) + " at address " +
+                         std::to_string(raddr) + ", which is not 8-byte aligned");
+  }
+  checkBroken();
+  // Staged behind the writes before it, in the same send queue: the responder executes it
+  // after them. The old value lands in the scratch region's second word, which no one reads.
+  ibv_sge sge{reinterpret_cast<std::uint64_t>(t_.scratch() + 1), 8, t_.scratchLkey()};
+  ibv_send_wr wr{};
+  wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+  wr.num_sge = 1;
+  wr.wr.atomic.remote_addr = raddr;
+  wr.wr.atomic.rkey = static_cast<const VerbsKey&>(key).rkey();
+  wr.wr.atomic.compare_add = value;
+  sges_.push_back(sge);
+  wrs_.push_back(wr);
+  stagedBounces_.emplace_back();
+  if (wrs_.size() == kBatch) post();
+  return true;
+}
+
 void VerbsEndpoint::atomic(AtomicOp op, std::size_t bytes, std::uint64_t operand,
                            std::uint64_t compare, void* result, std::uint64_t raddr,
                            const RemoteKey& key) {
@@ -969,7 +992,11 @@ void VerbsEndpoint::atomic(AtomicOp op, std::size_t bytes, std::uint64_t operand
   // One 8-byte NIC atomic, on the aligned word that holds the target.
   auto nic = [&](ibv_wr_opcode opc, std::uint64_t word, std::uint64_t add, std::uint64_t cmp,
                  std::uint64_t swap) -> std::uint64_t {
-    flush();  // in order after everything this endpoint issued
+    // In order after everything this endpoint issued (the responder executes an atomic after
+    // the requests before it), without waiting for those first: waiting for this one's
+    // completion, which comes after theirs, completes them too (a ticket for an accumulate
+    // message after the previous one's acknowledgement: one round trip instead of two).
+    post();
     std::uint64_t* res = t_.scratch();
     ibv_sge sge{reinterpret_cast<std::uint64_t>(res), 8, t_.scratchLkey()};
     ibv_send_wr wr{};

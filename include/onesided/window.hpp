@@ -631,6 +631,9 @@ class Window {
   /// Origin side: waits for the reply to message `stamp` in `target`'s slot at `slot`, and says
   /// where its values are: pushed into this rank's control region (kReplyData), or in the slot.
   Reply awaitReply(int target, std::size_t slot, std::uint64_t stamp);
+  /// Origin side, through the transport: waits until `target` has applied every message this
+  /// rank sent it, as its pushed applied count says, or as a read of its count does.
+  void awaitApplied(int target, Target& t);
   [[nodiscard]] bool repliesQueued() const noexcept { return !amPushes_.empty(); }
   /// Between polls of a remote counter: drive progress, after a few polls retryPause.
   void pollPause(unsigned attempt);
@@ -722,8 +725,14 @@ class Window {
     std::size_t slot;   // the slot's offset in the control region
     std::size_t at;     // the reply's offset in the slot
     std::size_t bytes;  // the reply's length
+    /// Not 0: no reply, but this applied count (kAppliedFrom form) for the origin.
+    std::uint64_t applied = 0;
   };
   std::vector<AmPush> amPushes_;
+  /// The sources of pushed applied counts, each untouched until its put completed: reused
+  /// round the ring, after completing every operation once per turn.
+  std::array<std::uint64_t, 64> appliedWords_{};
+  std::size_t appliedWordNext_ = 0;
   std::vector<std::byte> amScratch_;
   // Accumulate scratch (packed origin values, old and new target values), kept between calls.
   std::vector<std::byte> accIn_;

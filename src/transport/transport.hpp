@@ -152,6 +152,15 @@ class Endpoint {
   /// before it. Does not wait where the transport orders puts by itself; the default completes
   /// them (flush).
   virtual void fence() { flush(); }
+  /// Adds `value` to the 8-byte aligned word at raddr once every put issued on this endpoint
+  /// before it is in place at the target, without waiting (complete after flush()): a word that
+  /// announces data written before it, at no round trip where the transport orders a remote
+  /// atomic after earlier writes (InfiniBand RC: a responder executes an atomic after the
+  /// writes before it on the QP, whose data it must then see). Returns false, doing nothing,
+  /// where the transport does not (the caller then fences and puts).
+  virtual bool postAdd(std::uint64_t /*value*/, std::uint64_t /*raddr*/, const RemoteKey& /*key*/) {
+    return false;
+  }
   /// Starts whatever this endpoint has staged (verbs batches work requests per doorbell), so
   /// it reaches the peer without a flush; does not wait. A no-op where operations start at once.
   virtual void post() {}

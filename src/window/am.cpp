@@ -21,7 +21,9 @@
 //      reads it again (an 8-byte get) only when that is not enough.
 //   3. O writes the message except its first word (segments {target offset, bytes}, packed
 //      values), fences (Endpoint::fence: the transport orders the writes, or completes the
-//      first), then writes the stamp (ticket + 1) alone. An 8-byte aligned write lands whole,
+//      first), then writes the stamp (ticket + 1) alone; or, where the transport orders a
+//      remote atomic after earlier writes (verbs), adds the stamp to the released slot's 0 with
+//      no fence (Endpoint::postAdd). An 8-byte aligned write lands whole,
 //      so once T sees the stamp the rest is there, whatever order the transport placed the
 //      bytes of the first write in.
 //   4. T applies messages in ticket order: it waits at the slot of `applied` until its stamp is
@@ -36,7 +38,9 @@
 //      read the values from the slot. Either way O then acknowledges by clearing the stamp;
 //      only then is the slot released. Other slots are released at once.
 // Completion: MPI_Win_flush / unlock / fence / complete wait until T's applied count reaches
-// the tickets O holds (amWait), so the accumulate is complete at the target as MPI requires;
+// the tickets O holds (amWait), so the accumulate is complete at the target as MPI requires.
+// Through the transport, T's own thread pushes that count into O's control region after
+// applying O's messages (kInboxAppliedPush), and O reads T's count only now and then;
 // the call itself returns once the message is written. Messages from one origin are applied in
 // the order issued, which keeps the default accumulate_ordering (rar, raw, war, waw).
 #include "window/am.hpp"
@@ -177,6 +181,25 @@ std::size_t slotOffset(std::uint64_t ticket) {
          static_cast<std::size_t>(ticket % detail::kSlotCount) * detail::kSlotBytes;
 }
 
+/// Waits until `local()` (a check of this rank's memory, where a target pushes) holds, or
+/// `remote()` does (a read of the target: a round trip, so only after 20 us, then at doubling
+/// gaps up to `maxGap`).
+template <class Local, class Remote>
+void awaitPushed(Context& ctx, Local&& local, Remote&& remote, std::chrono::microseconds maxGap) {
+  using Clock = std::chrono::steady_clock;
+  auto gap = std::chrono::microseconds(20);
+  auto next = Clock::now() + gap;
+  unsigned polls = 0;
+  ctx.waitUntil([&] {
+    if (local()) return true;
+    if ((++polls & 63U) != 0 || Clock::now() < next) return false;
+    if (remote()) return true;
+    gap = std::min(gap * 2, maxGap);
+    next = Clock::now() + gap;
+    return false;
+  });
+}
+
 }  // namespace
 
 void Window::pollPause(unsigned attempt) {
@@ -265,7 +288,7 @@ void Window::amUpdate(int target, const std::byte* src, const void* compare, std
   // A message's body at p, all but its first word (the stamp, written last and alone):
   // header, segments {target offset, bytes} and, unless the values only come back, the data.
   // Through the transport, a reply may be pushed into this rank's control region.
-  const bool push = fetch && !amInts_;
+  const bool push = !amInts_;
   auto writeBody = [&](std::byte* p, const Msg& msg) {
     const AmHeader h{0,
                      push ? detail::kReplyTo | static_cast<std::uint64_t>(comm_.rank()) : 0,
@@ -357,6 +380,16 @@ void Window::amUpdate(int target, const std::byte* src, const void* compare, std
   std::vector<std::uint64_t> unstamped;
   auto stampAll = [&] {
     if (unstamped.empty()) return;
+    // A remote add to the released slot's 0 where the transport orders it after the bodies
+    // (verbs: no wait for the bodies' completion, a round trip); otherwise fence, then put.
+    if (ep.postAdd(unstamped.front() + 1, t.ctlBase + slotOffset(unstamped.front()), ctlKey)) {
+      for (std::size_t i = 1; i < unstamped.size(); ++i) {
+        (void)ep.postAdd(unstamped[i] + 1, t.ctlBase + slotOffset(unstamped[i]), ctlKey);
+      }
+      ep.post();
+      unstamped.clear();
+      return;
+    }
     ep.fence();  // the bodies are in place at the target before any stamp
     for (std::uint64_t ticket : unstamped) {
       std::byte* p = space(8);
@@ -419,24 +452,40 @@ Window::Reply Window::awaitReply(int target, std::size_t slot, std::uint64_t sta
   std::atomic_ref<std::uint64_t> token(
       *reinterpret_cast<std::uint64_t*>(ctlMem_ + detail::kInboxReply));
   const std::uint64_t pushed = stamp | detail::kRepliedPushed;
-  using Clock = std::chrono::steady_clock;
-  auto gap = std::chrono::microseconds(20);
-  auto next = Clock::now() + gap;
   Reply got = Reply::kInSlot;
-  unsigned polls = 0;
-  comm_.context().waitUntil([&] {
-    const std::uint64_t v = token.load(std::memory_order_acquire);
-    if ((v & ~detail::kRepliedValues) == pushed) {
-      got = (v & detail::kRepliedValues) != 0 ? Reply::kValuesHere : Reply::kInSlot;
-      return true;
-    }
-    if ((++polls & 63U) != 0 || Clock::now() < next) return false;
-    if (readControl(target, slot + offsetof(detail::AmHeader, replied)) == stamp) return true;
-    gap = std::min<std::chrono::microseconds>(gap * 2, std::chrono::milliseconds(1));
-    next = Clock::now() + gap;
-    return false;
-  });
+  awaitPushed(
+      comm_.context(),
+      [&] {
+        const std::uint64_t v = token.load(std::memory_order_acquire);
+        if ((v & ~detail::kRepliedValues) != pushed) return false;
+        got = (v & detail::kRepliedValues) != 0 ? Reply::kValuesHere : Reply::kInSlot;
+        return true;
+      },
+      [&] { return readControl(target, slot + offsetof(detail::AmHeader, replied)) == stamp; },
+      std::chrono::milliseconds(1));
   return got;
+}
+
+void Window::awaitApplied(int target, Target& t) {
+  // The owner thread of the target pushes its applied count once it applied our message; its
+  // progress thread does not (it must not use the transport), so the count is also read, at
+  // gaps up to 200 us (a target computing outside MPI answers from that thread).
+  std::atomic_ref<std::uint64_t> pushed(
+      *reinterpret_cast<std::uint64_t*>(ctlMem_ + detail::kInboxAppliedPush));
+  const auto from = static_cast<std::uint64_t>(target);
+  awaitPushed(
+      comm_.context(),
+      [&] {
+        const std::uint64_t v = pushed.load(std::memory_order_acquire);
+        if ((v >> detail::kAppliedRankShift) != from) return false;
+        t.amApplied = std::max(t.amApplied, v & detail::kAppliedCountMask);
+        return t.amApplied >= t.amSent;
+      },
+      [&] {
+        t.amApplied = std::max(t.amApplied, readControl(target, detail::kInboxApplied));
+        return t.amApplied >= t.amSent;
+      },
+      std::chrono::microseconds(200));
 }
 
 std::byte* Window::directSlot(Target& t, std::uint64_t ticket) {
@@ -565,11 +614,7 @@ void Window::amWait(int target) {
       });
     } else if (t.amApplied < t.amSent) {  // (a reply since the last message told us)
       comm_.context().endpoint(comm_.worldRank(r)).flush();
-      for (unsigned attempt = 0;; ++attempt) {
-        t.amApplied = std::max(t.amApplied, readControl(r, detail::kInboxApplied));
-        if (t.amApplied >= t.amSent) break;
-        pollPause(attempt);
-      }
+      awaitApplied(r, t);
     }
     t.amPending = false;
     --amOutstanding_;
@@ -599,6 +644,10 @@ bool Window::serviceInbox(bool owner) {
       if (amAwaitingAck_[i] != 0) {
         if (word(slotOffset(amReleased_)).load(std::memory_order_acquire) != 0) break;
         amAwaitingAck_[i] = 0;
+      } else {
+        // A released slot's stamp is 0 (the origin clears a reply's): an origin whose
+        // transport stamps by remote fetch-add (Endpoint::postAdd) adds to 0.
+        word(slotOffset(amReleased_)).store(0, std::memory_order_relaxed);
       }
       ++amReleased_;
     }
@@ -660,17 +709,28 @@ bool Window::serviceInbox(bool owner) {
     // thread pushes it where the origin asked (the origin then reads nothing back); the
     // progress thread, which must not use the transport, leaves it in the slot, and the
     // origin, seeing `replied` without kRepliedPushed, reads it from there.
+    const std::uint64_t from = h.replied & ~detail::kReplyTo;
+    const bool pushTo =
+        owner && (h.flags & detail::kAmPush) != 0 && (h.replied & detail::kReplyTo) != 0 &&
+        from < static_cast<std::uint64_t>(comm_.size()) && static_cast<int>(from) != comm_.rank();
     if (fetch) {
       std::uint64_t replied = stamp;
-      const std::uint64_t from = h.replied & ~detail::kReplyTo;
-      if (owner && valid && (h.flags & detail::kAmPush) != 0 &&
-          (h.replied & detail::kReplyTo) != 0 && from < static_cast<std::uint64_t>(comm_.size()) &&
-          static_cast<int>(from) != comm_.rank()) {
+      if (pushTo && valid) {
         replied |= detail::kRepliedPushed;
         amPushes_.push_back({static_cast<int>(from), so, sizeof h + 16 * std::size_t{h.nseg},
                              cas ? elem : std::size_t{h.dataBytes}});
       }
       word(so + 8).store(replied, std::memory_order_release);
+    } else if (pushTo) {
+      // No reply: the applied count, once for a run of this origin's messages.
+      const std::uint64_t applied =
+          (static_cast<std::uint64_t>(comm_.rank()) << detail::kAppliedRankShift) | stamp;
+      if (!amPushes_.empty() && amPushes_.back().applied != 0 &&
+          amPushes_.back().origin == static_cast<int>(from)) {
+        amPushes_.back().applied = applied;
+      } else {
+        amPushes_.push_back({static_cast<int>(from), 0, 0, 0, applied});
+      }
     }
     amAwaitingAck_[static_cast<std::size_t>(amApplied_ % detail::kSlotCount)] = fetch ? 1 : 0;
     ++amApplied_;
@@ -688,21 +748,40 @@ void Window::pushReplies() {
     Target& t = describe(p.origin);
     auto& ep = comm_.context().endpoint(comm_.worldRank(p.origin));
     transport::RemoteKey& key = controlKey(t, ep);
+    if (p.applied != 0) {
+      if (appliedWordNext_ == appliedWords_.size()) {
+        comm_.context().transport().flushAll();  // every word's put is complete: reuse them
+        appliedWordNext_ = 0;
+      }
+      std::uint64_t& w = appliedWords_[appliedWordNext_++];
+      w = p.applied;
+      transport::Iov count{&w, 8};
+      (void)ep.put({&count, 1}, t.ctlBase + detail::kInboxAppliedPush, key);
+      ep.post();
+      continue;
+    }
     // Both sources are in the slot, which stays ours until the origin, having the reply,
     // acknowledges it. Where the origin's memory is mapped here (one node), only a short
     // reply's values go with the token: a longer one is cheaper for the origin to copy out of
     // the slot itself than for this rank to copy into the origin's pages and the origin to copy
     // again (4 KiB replies over UCX shared memory: 3.4 us a message pushed, 2.3 read).
     std::byte* replied = ctlMem_ + p.slot + offsetof(detail::AmHeader, replied);
-    if (p.bytes <= kPushMapped || key.directPointer(t.ctlBase + detail::kReplyData) == nullptr) {
-      transport::Iov values{ctlMem_ + p.slot + p.at, p.bytes};
-      if (p.bytes > 0) (void)ep.put({&values, 1}, t.ctlBase + detail::kReplyData, key);
-      ep.fence();  // the values are in place before the token announces them
-      std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(replied))
-          .fetch_or(detail::kRepliedValues, std::memory_order_release);
+    std::atomic_ref<std::uint64_t> word(*reinterpret_cast<std::uint64_t*>(replied));
+    const bool values =
+        p.bytes <= kPushMapped || key.directPointer(t.ctlBase + detail::kReplyData) == nullptr;
+    if (values) {
+      transport::Iov iov{ctlMem_ + p.slot + p.at, p.bytes};
+      if (p.bytes > 0) (void)ep.put({&iov, 1}, t.ctlBase + detail::kReplyData, key);
+      word.fetch_or(detail::kRepliedValues, std::memory_order_release);
     }
-    transport::Iov token{replied, 8};
-    (void)ep.put({&token, 1}, t.ctlBase + detail::kInboxReply, key);
+    // The token after the values: added to the origin's 0 (it cleared the word before its
+    // message, and no other push to it is in flight) where the transport orders that after
+    // the values' put (verbs: no wait here); otherwise a fence, then a put.
+    if (!ep.postAdd(word.load(std::memory_order_relaxed), t.ctlBase + detail::kInboxReply, key)) {
+      if (values) ep.fence();  // the values are in place before the token announces them
+      transport::Iov token{replied, 8};
+      (void)ep.put({&token, 1}, t.ctlBase + detail::kInboxReply, key);
+    }
     ep.post();
   }
   amPushes_.clear();

@@ -28,6 +28,9 @@ constexpr std::size_t kSlotBytes = 4096;
 /// Where a target pushes the reply to this rank's message (kAmPush): a word (the token, the
 /// target's `replied` value) written after the values, which follow 64 bytes on.
 constexpr std::size_t kInboxReply = kInboxSlots + kSlotCount * kSlotBytes;
+/// Where a target pushes its applied count after applying this rank's message that wants no
+/// reply (kAmPush without kAmFetch): kAppliedFrom(target) | count, written by every target.
+constexpr std::size_t kInboxAppliedPush = kInboxReply + 8;
 constexpr std::size_t kReplyData = kInboxReply + 64;
 constexpr std::size_t kInboxBytes = 64 + kSlotCount * kSlotBytes + 64 + kSlotBytes;
 static_assert(kInboxOffset + kInboxBytes == kReplyData + kSlotBytes);
@@ -49,9 +52,13 @@ struct AmHeader {
 static_assert(sizeof(AmHeader) == 32);
 constexpr std::uint32_t kAmFetch = 1;    // the origin waits for the old values
 constexpr std::uint32_t kAmCompare = 2;  // compare-and-swap of one element
-/// With kAmFetch, through the transport: the origin (its rank in `replied`) also watches its own
-/// control region, where the target may push the reply (kInboxReply).
+/// Through the transport: the origin (its rank in `replied`) also watches its own control
+/// region, where the target may push the reply (with kAmFetch: kInboxReply) or, for a message
+/// that wants none, its applied count (kInboxAppliedPush).
 constexpr std::uint32_t kAmPush = 4;
+/// A pushed applied count: the target's rank in the bits from kAppliedRankShift, the count below.
+constexpr unsigned kAppliedRankShift = 40;
+constexpr std::uint64_t kAppliedCountMask = (std::uint64_t{1} << kAppliedRankShift) - 1;
 constexpr std::uint64_t kRepliedPushed = std::uint64_t{1} << 63;
 /// In a pushed token: the values came too (else they are in the slot).
 constexpr std::uint64_t kRepliedValues = std::uint64_t{1} << 61;

@@ -1106,6 +1106,13 @@ void Window::free() {
   // Nobody may still be reading or writing our memory when it goes away.
   sync_->barrier();
   detachInbox();
+  if (amMode_ && !amInts_) {
+    // An applied count this rank pushed while it served messages in that barrier
+    // (pushReplies) may still be on its way to an origin that learned it by a read instead:
+    // complete them all, and let every rank know, before any control region goes.
+    comm_.context().transport().flushAll();
+    sync_->barrier();
+  }
   releaseSlot();  // after the barrier: nobody reads this window's descriptor any more
   freed_ = true;
   epoch_ = Epoch::kNone;

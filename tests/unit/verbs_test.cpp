@@ -6,11 +6,14 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <numeric>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "onesided/errors.hpp"
@@ -122,6 +125,51 @@ TEST_F(Verbs, Atomics) {
     EXPECT_NE(std::string(e.what()).find("aligned"), std::string::npos) << e.what();
   }
   EXPECT_EQ(w64[0], 99U);
+}
+
+TEST_F(Verbs, PostAddLandsAfterTheWritesBeforeIt) {
+  // The accumulate messages' stamp (Endpoint::postAdd): a watcher that sees the word it adds to
+  // must see the whole block written before it, with no flush in between.
+  auto ep = connectAB();
+  constexpr std::size_t kBlock = 16384;  // several packets, through bounce buffers
+  auto win = b_->registerMemory(nullptr, kBlock + 64, Placement::kAllocate, Access::kRemoteAll);
+  auto key = ep->unpackRkey(win->packRkey());
+  const auto base = reinterpret_cast<std::uint64_t>(win->base());
+  auto* block = static_cast<std::uint8_t*>(win->base());
+  std::memset(block, 0, kBlock + 64);
+  std::atomic_ref<std::uint64_t> flag(*reinterpret_cast<std::uint64_t*>(block + kBlock));
+  std::atomic<std::uint64_t> seen{0};
+  std::atomic<int> torn{0};
+  constexpr std::uint64_t kRounds = 300;
+  std::thread watcher([&] {
+    for (std::uint64_t k = 1; k <= kRounds; ++k) {
+      while (flag.load(std::memory_order_acquire) < k) std::this_thread::yield();
+      const auto want = static_cast<std::uint8_t>(k);
+      if (std::any_of(block, block + kBlock, [&](std::uint8_t b) { return b != want; })) {
+        torn.fetch_add(1);
+      }
+      seen.store(k, std::memory_order_release);
+    }
+  });
+  std::vector<std::uint8_t> src(kBlock);
+  for (std::uint64_t k = 1; k <= kRounds; ++k) {
+    std::memset(src.data(), static_cast<int>(k & 0xff), kBlock);
+    Iov iov{src.data(), kBlock};
+    ep->put({&iov, 1}, base, *key);
+    ASSERT_TRUE(ep->postAdd(1, base + kBlock, *key));
+    ep->post();
+    while (seen.load(std::memory_order_acquire) < k) std::this_thread::yield();
+  }
+  watcher.join();
+  ep->flush();
+  EXPECT_EQ(torn.load(), 0) << "the added word was seen before the block written before it";
+  EXPECT_EQ(flag.load(), kRounds);
+  try {
+    (void)ep->postAdd(1, base + 4, *key);
+    FAIL() << "misaligned remote add was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("aligned"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(Verbs, RemoteAccessErrorNamesPeerAndOperationAndLeavesNoHang) {
