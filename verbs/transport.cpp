@@ -333,6 +333,8 @@ class VerbsEndpoint final : public Endpoint {
   /// Stages one request; posts the batch when it is full.
   void stage(ibv_wr_opcode op, void* local, std::uint32_t lkey, std::size_t len,
              std::uint64_t raddr, std::uint32_t rkey, bool inlined, Bounce bounce);
+  /// Adds a built request to the batch; posts the batch when it is full.
+  void enqueue(const ibv_send_wr& wr, const ibv_sge& sge, Bounce bounce);
   void dropStaged();
   void rdma(bool isPut, std::span<const Iov> local, std::uint64_t raddr, const VerbsKey& key);
 
@@ -824,6 +826,10 @@ void VerbsEndpoint::stage(ibv_wr_opcode op, void* local, std::uint32_t lkey, std
   wr.send_flags = inlined ? IBV_SEND_INLINE : 0;
   wr.wr.rdma.remote_addr = raddr;
   wr.wr.rdma.rkey = rkey;
+  enqueue(wr, sge, bounce);
+}
+
+void VerbsEndpoint::enqueue(const ibv_send_wr& wr, const ibv_sge& sge, Bounce bounce) {
   sges_.push_back(sge);
   wrs_.push_back(wr);
   stagedBounces_.push_back(bounce);
@@ -970,10 +976,7 @@ bool VerbsEndpoint::postAdd(std::uint64_t value, std::uint64_t raddr, const Remo
   wr.wr.atomic.remote_addr = raddr;
   wr.wr.atomic.rkey = static_cast<const VerbsKey&>(key).rkey();
   wr.wr.atomic.compare_add = value;
-  sges_.push_back(sge);
-  wrs_.push_back(wr);
-  stagedBounces_.emplace_back();
-  if (wrs_.size() == kBatch) post();
+  enqueue(wr, sge, {});
   return true;
 }
 

@@ -725,7 +725,8 @@ class Window {
     std::size_t slot;   // the slot's offset in the control region
     std::size_t at;     // the reply's offset in the slot
     std::size_t bytes;  // the reply's length
-    /// Not 0: no reply, but this applied count (kAppliedFrom form) for the origin.
+    /// Not 0: no reply, but this applied count for the origin (this rank << kAppliedRankShift
+    /// | count).
     std::uint64_t applied = 0;
   };
   std::vector<AmPush> amPushes_;

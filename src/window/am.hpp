@@ -29,7 +29,8 @@ constexpr std::size_t kSlotBytes = 4096;
 /// target's `replied` value) written after the values, which follow 64 bytes on.
 constexpr std::size_t kInboxReply = kInboxSlots + kSlotCount * kSlotBytes;
 /// Where a target pushes its applied count after applying this rank's message that wants no
-/// reply (kAmPush without kAmFetch): kAppliedFrom(target) | count, written by every target.
+/// reply (kAmPush without kAmFetch): target << kAppliedRankShift | count, written by every
+/// target.
 constexpr std::size_t kInboxAppliedPush = kInboxReply + 8;
 constexpr std::size_t kReplyData = kInboxReply + 64;
 constexpr std::size_t kInboxBytes = 64 + kSlotCount * kSlotBytes + 64 + kSlotBytes;
