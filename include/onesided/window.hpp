@@ -690,14 +690,16 @@ class Window {
   // the next completion needs a full barrier (CPU atomics are barriers themselves).
   bool needFence_ = false;
   Epoch epoch_ = Epoch::kNone;
-  bool allOpen_ = false;           // every target is open (a fence epoch or lock_all)
-  std::uint64_t controlOps_ = 0;   // control() calls (controlOperations())
-  std::uint8_t lockAll_ = 0;       // kLockShared (| kLockNocheck) while lock_all holds
-  int locks_ = 0;                  // targets locked with MPI_Win_lock
-  int procNullLocks_ = 0;          // MPI_Win_lock(MPI_PROC_NULL) epochs
-  std::vector<int> started_;       // the MPI_Win_start group while its access epoch is open
-  bool posted_ = false;            // an MPI_Win_post exposure epoch is open
-  std::uint64_t postOrigins_ = 0;  // how many MPI_Win_complete notices end it
+  bool allOpen_ = false;              // every target is open (a fence epoch or lock_all)
+  std::uint64_t controlOps_ = 0;      // control() calls (controlOperations())
+  std::uint8_t lockAll_ = 0;          // kLockShared (| kLockNocheck) while lock_all holds
+  int locks_ = 0;                     // targets locked with MPI_Win_lock
+  int procNullLocks_ = 0;             // MPI_Win_lock(MPI_PROC_NULL) epochs
+  std::vector<int> started_;          // the MPI_Win_start group while its access epoch is open
+  bool posted_ = false;               // an MPI_Win_post exposure epoch is open
+  std::uint64_t postOrigins_ = 0;     // how many MPI_Win_complete notices end it
+  std::uint64_t postsTaken_ = 0;      // kPostWord notices that MPI_Win_start has consumed
+  std::uint64_t completesTaken_ = 0;  // kCompleteWord notices that MPI_Win_wait / test consumed
   // Accumulate by active message: whether this window uses it (the same on every rank), and
   // the target side's counters: messages applied, slots released, slots whose reply awaits the
   // origin's acknowledgement.

@@ -4,16 +4,18 @@
 // Matching is done with two counters in each rank's control words, updated by remote atomics
 // only (the same words and the same transport path as the passive-target locks):
 //   - kPostWord at an origin counts the MPI_Win_post notices it has received. MPI_Win_start with
-//     a group of n targets waits until the count reaches n and takes n off it.
+//     a group of n targets waits until the count reaches n more than the starts before it took
+//     (postsTaken_, a plain member: only this rank reads the word).
 //   - kCompleteWord at a target counts MPI_Win_complete notices. MPI_Win_wait with a post group
-//     of n origins waits until it reaches n and takes n off it.
+//     of n origins waits likewise until it reaches n more than the waits before it took.
 // Counting is enough, no epoch numbers are needed: a target's next post to an origin can only
 // come after its wait has seen that origin's complete, which comes after the origin's start has
 // consumed the previous post. So a notice never arrives early enough to be counted in the wrong
-// epoch. A start therefore costs no message, a post or a complete one remote atomic per member.
-//
-// Each taking-off is a remote atomic on the rank's own word (never a CPU atomic: a NIC's atomics
-// are not atomic with respect to the CPU's); the waiting itself reads the word locally.
+// epoch. A start or a wait therefore costs no message and no atomic, a post or a complete one
+// remote atomic per member. The words only grow (2^64 notices do not happen), so nothing is
+// ever taken off them: that was one more atomic per start and per wait, and on verbs a NIC
+// atomic looped back to the rank itself (a CPU atomic would not be atomic with respect to the
+// NIC's adds). The waiting itself reads the word locally.
 #include <algorithm>
 #include <atomic>
 #include <string>
@@ -110,8 +112,9 @@ void Window::start(std::span<const int> targets, int assertion) {
   auto group = pscwGroup("MPI_Win_start", targets);
   const std::uint64_t n = group.size();
   if ((assertion & kModeNocheck) == 0 && n > 0) {
-    comm_.context().waitUntil([&] { return ownControl(kPostWord) >= n; });
-    control(comm_.rank(), kPostWord, static_cast<int>(transport::AtomicOp::kFetchAdd), ~n + 1);
+    const std::uint64_t want = postsTaken_ + n;
+    comm_.context().waitUntil([&] { return ownControl(kPostWord) >= want; });
+    postsTaken_ = want;
   }
   for (int r : group) targets_[static_cast<std::size_t>(r)].lock = kLockStarted;
   started_ = std::move(group);
@@ -144,14 +147,12 @@ void Window::completeAccess() {
 bool Window::test() {
   requireLive();
   if (!posted_) throw Error(kErrRmaSync, "MPI_Win_test without MPI_Win_post");
-  if (postOrigins_ > 0) {
-    if (ownControl(kCompleteWord) < postOrigins_) {
-      comm_.context().progress();
-      if (ownControl(kCompleteWord) < postOrigins_) return false;
-    }
-    control(comm_.rank(), kCompleteWord, static_cast<int>(transport::AtomicOp::kFetchAdd),
-            ~postOrigins_ + 1);
+  const std::uint64_t want = completesTaken_ + postOrigins_;
+  if (ownControl(kCompleteWord) < want) {
+    comm_.context().progress();
+    if (ownControl(kCompleteWord) < want) return false;
   }
+  completesTaken_ = want;
   // The origins' data is complete in our memory; order our later loads after it.
   detail::fullBarrier();
   posted_ = false;
@@ -162,7 +163,8 @@ bool Window::test() {
 void Window::wait() {
   requireLive();
   if (!posted_) throw Error(kErrRmaSync, "MPI_Win_wait without MPI_Win_post");
-  comm_.context().waitUntil([&] { return ownControl(kCompleteWord) >= postOrigins_; });
+  const std::uint64_t want = completesTaken_ + postOrigins_;
+  comm_.context().waitUntil([&] { return ownControl(kCompleteWord) >= want; });
   test();
 }
 
