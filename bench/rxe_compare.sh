@@ -62,6 +62,8 @@ get_latency --sizes 8 --iters 100 --repeats 5 --warmup-iters 20
 put_latency --sync flush --sizes 8 --iters 100 --repeats 5 --warmup-iters 20
 get_latency --sync flush --sizes 8 --iters 100 --repeats 5 --warmup-iters 20
 fop_latency --sync flush --iters 100 --repeats 5 --warmup-iters 20
+put_latency --sync lock --sizes 8 --iters 50 --repeats 5 --warmup-iters 10
+put_latency --sync pscw --sizes 8 --iters 50 --repeats 5 --warmup-iters 10
 acc_latency --sync flush --sizes 8 --iters 50 --repeats 5 --warmup-iters 10
 put_bw --sizes 1048576 --iters 2 --repeats 3 --warmup-iters 1
 put_bw --sync flush --sizes 1048576 --iters 2 --repeats 3 --warmup-iters 1
@@ -111,12 +113,15 @@ for bench, key, bw in (("put_lat", "p50_us", False), ("put_lat", "avg_us", False
           f"{per_repeat('onesided-verbs', bench, 'perftest', bench, key)}")
 print()
 print("MPI level (bench/*.c), 2 ranks, allocate windows; *_flush: one MPI_Win_lock_all epoch,")
-print("MPI_Win_flush per operation; the others: one MPI_Win_fence epoch per operation:")
+print("MPI_Win_flush per operation; *_lock: one exclusive MPI_Win_lock / unlock epoch per")
+print("operation; *_pscw: one post / start / complete / wait epoch; the others: one MPI_Win_fence")
+print("epoch per operation:")
 print(f"{'row':28} {'onesided verbs':>16} {'Open MPI osc ucx':>18} {'ratio':>6}  per repeat")
 for bench, n, bw in (("put_latency_flush", 8, False), ("get_latency_flush", 8, False),
                      ("fop_latency_flush", 8, False), ("acc_latency_flush", 8, False),
                      ("put_latency", 8, False), ("get_latency", 8, False),
-                     ("gacc_latency_flush", 8, False), ("put_bw", 1048576, True),
+                     ("gacc_latency_flush", 8, False), ("put_latency_lock", 8, False),
+                     ("put_latency_pscw", 8, False), ("put_bw", 1048576, True),
                      ("put_bw_flush", 1048576, True)):
     key = "mbps" if bw else "p50_us"
     o, m = med("onesided", bench, key, "allocate"), med("openmpi", bench, key, "allocate")

@@ -320,7 +320,8 @@ class VerbsEndpoint final : public Endpoint {
               void* result, std::uint64_t raddr, const RemoteKey& key) override;
   void flush() override;
   void post() override;
-  bool postAdd(std::uint64_t value, std::uint64_t raddr, const RemoteKey& key) override;
+  bool postAdd(std::uint64_t value, std::uint64_t raddr, const RemoteKey& key,
+               AddAfter after) override;
 
   /// A completion for this endpoint: `seq` is the sequence number of the signalled request.
   void completed(std::uint64_t seq, ibv_wc_status status, ibv_wr_opcode opcode);
@@ -961,7 +962,8 @@ void VerbsEndpoint::flush() {
   checkBroken();
 }
 
-bool VerbsEndpoint::postAdd(std::uint64_t value, std::uint64_t raddr, const RemoteKey& key) {
+bool VerbsEndpoint::postAdd(std::uint64_t value, std::uint64_t raddr, const RemoteKey& key,
+                            AddAfter after) {
   if (raddr % 8 != 0) {
     fail(kErrIntern, "remote add on rank " + std::to_string(peer_) + " at address " +
                          std::to_string(raddr) + ", which is not 8-byte aligned");
@@ -976,6 +978,9 @@ bool VerbsEndpoint::postAdd(std::uint64_t value, std::uint64_t raddr, const Remo
   wr.wr.atomic.remote_addr = raddr;
   wr.wr.atomic.rkey = static_cast<const VerbsKey&>(key).rkey();
   wr.wr.atomic.compare_add = value;
+  // The responder may run a request before an earlier read or atomic has completed (what
+  // IBV_SEND_FENCE is for); after writes alone the fence costs nothing.
+  if (after == AddAfter::kEverything) wr.send_flags = IBV_SEND_FENCE;
   enqueue(wr, sge, {});
   return true;
 }

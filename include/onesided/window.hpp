@@ -528,6 +528,13 @@ class Window {
   /// A remote atomic on one of `target`'s control words; returns the old value.
   std::uint64_t control(int target, int word, int op, std::uint64_t operand,
                         std::uint64_t compare = 0);
+  /// Adds `value` to control word `word` of each of `targets` behind everything this rank
+  /// issued to it, and waits until all of that is complete: one round trip where the transport
+  /// runs a remote add after the requests before it (verbs), instead of one to complete and
+  /// one to add. Returns the targets it could not do so for (another transport, CPU atomics,
+  /// accumulate messages the target's CPU has yet to apply): the caller completes those, then
+  /// adds with control(). Either way the caller still runs complete() for every target.
+  std::vector<int> addAfterOperations(std::span<const int> targets, int word, std::uint64_t value);
   void requireLive() const;
   /// Throws kErrRank unless `target` is in the group or MPI_PROC_NULL.
   void checkRank(int target) const;
@@ -567,6 +574,7 @@ class Window {
   /// Takes `target`'s lock (retrying); returns kLockQuiet when the exclusive lock was taken
   /// quietly (quietExclusive()), else 0.
   std::uint8_t acquire(LockType type, int target);
+  /// Completes the epoch's operations at `target` and releases `lock` (what MPI_Win_lock took).
   void release(std::uint8_t lock, int target);
   /// Sleeps a little more each time (a lock retry), driving progress.
   void retryPause(unsigned attempt);

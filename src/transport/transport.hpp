@@ -152,13 +152,21 @@ class Endpoint {
   /// before it. Does not wait where the transport orders puts by itself; the default completes
   /// them (flush).
   virtual void fence() { flush(); }
+  /// What a postAdd() waits for at the target.
+  enum class AddAfter {
+    kWrites,     ///< the puts issued before it (gets and atomics before it may still run)
+    kEverything  ///< every request issued before it, gets and atomics too (a lock's release)
+  };
   /// Adds `value` to the 8-byte aligned word at raddr once every put issued on this endpoint
-  /// before it is in place at the target, without waiting (complete after flush()): a word that
-  /// announces data written before it, at no round trip where the transport orders a remote
-  /// atomic after earlier writes (InfiniBand RC: a responder executes an atomic after the
-  /// writes before it on the QP, whose data it must then see). Returns false, doing nothing,
-  /// where the transport does not (the caller then fences and puts).
-  virtual bool postAdd(std::uint64_t /*value*/, std::uint64_t /*raddr*/, const RemoteKey& /*key*/) {
+  /// before it is in place at the target (kEverything: once every request before it has run
+  /// there), without waiting (complete after flush()): a word that announces data written
+  /// before it, at no round trip where the transport orders a remote atomic after earlier
+  /// writes (InfiniBand RC: a responder executes an atomic after the writes before it on the
+  /// QP, whose data it must then see; a fenced one also after earlier reads and atomics have
+  /// completed). Returns false, doing nothing, where the transport does not (the caller then
+  /// completes and adds, or fences and puts).
+  virtual bool postAdd(std::uint64_t /*value*/, std::uint64_t /*raddr*/, const RemoteKey& /*key*/,
+                       AddAfter /*after*/) {
     return false;
   }
   /// Starts whatever this endpoint has staged (verbs batches work requests per doorbell), so

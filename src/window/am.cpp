@@ -382,9 +382,12 @@ void Window::amUpdate(int target, const std::byte* src, const void* compare, std
     if (unstamped.empty()) return;
     // A remote add to the released slot's 0 where the transport orders it after the bodies
     // (verbs: no wait for the bodies' completion, a round trip); otherwise fence, then put.
-    if (ep.postAdd(unstamped.front() + 1, t.ctlBase + slotOffset(unstamped.front()), ctlKey)) {
+    using After = transport::Endpoint::AddAfter;
+    if (ep.postAdd(unstamped.front() + 1, t.ctlBase + slotOffset(unstamped.front()), ctlKey,
+                   After::kWrites)) {
       for (std::size_t i = 1; i < unstamped.size(); ++i) {
-        (void)ep.postAdd(unstamped[i] + 1, t.ctlBase + slotOffset(unstamped[i]), ctlKey);
+        (void)ep.postAdd(unstamped[i] + 1, t.ctlBase + slotOffset(unstamped[i]), ctlKey,
+                         After::kWrites);
       }
       ep.post();
       unstamped.clear();
@@ -777,7 +780,8 @@ void Window::pushReplies() {
     // The token after the values: added to the origin's 0 (it cleared the word before its
     // message, and no other push to it is in flight) where the transport orders that after
     // the values' put (verbs: no wait here); otherwise a fence, then a put.
-    if (!ep.postAdd(word.load(std::memory_order_relaxed), t.ctlBase + detail::kInboxReply, key)) {
+    if (!ep.postAdd(word.load(std::memory_order_relaxed), t.ctlBase + detail::kInboxReply, key,
+                    transport::Endpoint::AddAfter::kWrites)) {
       if (values) ep.fence();  // the values are in place before the token announces them
       transport::Iov token{replied, 8};
       (void)ep.put({&token, 1}, t.ctlBase + detail::kInboxReply, key);

@@ -90,6 +90,31 @@ std::uint64_t Window::control(int target, int word, int op, std::uint64_t operan
   return old;
 }
 
+std::vector<int> Window::addAfterOperations(std::span<const int> targets, int word,
+                                            std::uint64_t value) {
+  if (cpuAtomics_ || amInts_) return {targets.begin(), targets.end()};
+  std::vector<int> rest;
+  std::vector<transport::Endpoint*> added;
+  // Stores on the load / store path (an on-node peer's pages) visible before any add is posted.
+  if (needFence_ || flavor_ == Flavor::kShared) detail::fullBarrier();
+  for (int r : targets) {
+    Target& t = describe(r);
+    auto& ep = comm_.context().endpoint(comm_.worldRank(r));
+    // Accumulate messages are applied by the target's CPU, after their delivery: only
+    // complete() knows when.
+    if (t.amPending || !ep.postAdd(value, t.ctlBase + static_cast<std::uint64_t>(word) * 8,
+                                   controlKey(t, ep), transport::Endpoint::AddAfter::kEverything)) {
+      rest.push_back(r);
+      continue;
+    }
+    ++controlOps_;
+    ep.post();
+    added.push_back(&ep);
+  }
+  for (transport::Endpoint* ep : added) ep->flush();  // all in flight at once: one round trip
+  return rest;
+}
+
 std::uint64_t Window::atomic64(int target, int op, std::uint64_t operand, std::uint64_t compare,
                                std::uint64_t raddr) {
   Target& t = cpuAtomics_ ? resolve(target) : describe(target);
@@ -389,14 +414,22 @@ bool Window::fastFlush(int target) noexcept {
 
 void Window::release(std::uint8_t lock, int target) {
   using transport::AtomicOp;
-  if ((lock & kLockNocheck) != 0) return;
-  if ((lock & kLockExclusive) != 0) {
-    control(target, kLockWord, static_cast<int>(AtomicOp::kFetchAdd), ~kExclusiveBit + 1);
-    if ((lock & kLockQuiet) == 0) {
-      control(0, kMasterWord, static_cast<int>(AtomicOp::kFetchAdd), ~kExclusiveBit + 1);
-    }
-  } else {
-    control(target, kLockWord, static_cast<int>(AtomicOp::kFetchAdd), kMinusOne);
+  if ((lock & kLockNocheck) != 0) {
+    complete(target);
+    return;
+  }
+  const bool exclusive = (lock & kLockExclusive) != 0;
+  const std::uint64_t value = exclusive ? ~kExclusiveBit + 1 : kMinusOne;
+  // The target's word: behind the epoch's operations in one round trip where the transport
+  // can (addAfterOperations), otherwise once they are complete.
+  const int one[] = {target};
+  const bool added = addAfterOperations(one, kLockWord, value).empty();
+  complete(target);
+  if (!added) control(target, kLockWord, static_cast<int>(AtomicOp::kFetchAdd), value);
+  // Rank 0's count of exclusive holders only after the target's word (a lock_all waits on it
+  // before it looks at the words).
+  if (exclusive && (lock & kLockQuiet) == 0) {
+    control(0, kMasterWord, static_cast<int>(AtomicOp::kFetchAdd), ~kExclusiveBit + 1);
   }
 }
 
@@ -441,11 +474,10 @@ void Window::unlockSlow(int target) {
       throw Error(kErrRmaSync,
                   "rank " + str(target) + " is not locked by this rank (no matching MPI_Win_lock)");
     }
-    complete(target);  // everything issued in the epoch, before others may take the lock
     const std::uint8_t held = t.lock;
+    release(held, target);  // everything issued in the epoch complete first
     t.lock = kLockNone;
     --locks_;
-    release(held, target);
   }
   if (locks_ == 0 && procNullLocks_ == 0) {
     epoch_ = Epoch::kNone;

@@ -129,14 +129,17 @@ void Window::completeAccess() {
   if (epoch_ != Epoch::kPscw) {
     throw Error(kErrRmaSync, "MPI_Win_complete without MPI_Win_start");
   }
-  // Every operation complete at its target before the target hears of it.
+  // Every operation complete at its target before the target hears of it: the notice behind
+  // the operations, in one round trip for all targets where the transport can
+  // (addAfterOperations), otherwise once they are complete.
+  const std::vector<int> rest = addAfterOperations(started_, kCompleteWord, 1);
   if (started_.size() == static_cast<std::size_t>(comm_.size())) {
     complete(-1);
   } else {
     for (int r : started_) complete(r);
   }
-  for (int r : started_) {
-    targets_[static_cast<std::size_t>(r)].lock = kLockNone;
+  for (int r : started_) targets_[static_cast<std::size_t>(r)].lock = kLockNone;
+  for (int r : rest) {
     control(r, kCompleteWord, static_cast<int>(transport::AtomicOp::kFetchAdd), 1);
   }
   started_.clear();

@@ -77,7 +77,9 @@ int main(int argc, char** argv) {
     MT_CHECK(MPI_Win_unlock(home, win));
     MT_EXPECT(back == mine, "mutex held by %lld, not by me", (long long)back);
   }
-  /* 3. The same with an exclusive lock instead of the mutex. */
+  /* 3. The same with an exclusive lock instead of the mutex, each word by its own put; and
+   *    read-only epochs whose two gets complete only at the unlock: the lock's release must
+   *    wait for them (and for the puts), or a writer's epoch would tear the pair they read. */
   for (int i = 0; i < rounds / 5 + 1; ++i) {
     MT_CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
     int64_t pair[2];
@@ -85,8 +87,16 @@ int main(int argc, char** argv) {
     MT_CHECK(MPI_Win_flush(0, win));
     pair[0] += 1;
     pair[1] += 1;
-    MT_CHECK(MPI_Put(pair, 2, MPI_INT64_T, 0, 2, 2, MPI_INT64_T, win));
+    MT_CHECK(MPI_Put(&pair[0], 1, MPI_INT64_T, 0, 2, 1, MPI_INT64_T, win));
+    MT_CHECK(MPI_Put(&pair[1], 1, MPI_INT64_T, 0, 3, 1, MPI_INT64_T, win));
     MT_CHECK(MPI_Win_unlock(0, win));
+    int64_t seen[2] = {-1, -2};
+    MT_CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
+    MT_CHECK(MPI_Get(&seen[0], 1, MPI_INT64_T, 0, 2, 1, MPI_INT64_T, win));
+    MT_CHECK(MPI_Get(&seen[1], 1, MPI_INT64_T, 0, 3, 1, MPI_INT64_T, win));
+    MT_CHECK(MPI_Win_unlock(0, win));
+    MT_EXPECT(seen[0] == seen[1], "exclusive epoch read a torn pair %lld %lld", (long long)seen[0],
+              (long long)seen[1]);
   }
   MT_CHECK(MPI_Barrier(MPI_COMM_WORLD));
   {

@@ -156,7 +156,7 @@ TEST_F(Verbs, PostAddLandsAfterTheWritesBeforeIt) {
     std::memset(src.data(), static_cast<int>(k & 0xff), kBlock);
     Iov iov{src.data(), kBlock};
     ep->put({&iov, 1}, base, *key);
-    ASSERT_TRUE(ep->postAdd(1, base + kBlock, *key));
+    ASSERT_TRUE(ep->postAdd(1, base + kBlock, *key, transport::Endpoint::AddAfter::kWrites));
     ep->post();
     while (seen.load(std::memory_order_acquire) < k) std::this_thread::yield();
   }
@@ -165,11 +165,51 @@ TEST_F(Verbs, PostAddLandsAfterTheWritesBeforeIt) {
   EXPECT_EQ(torn.load(), 0) << "the added word was seen before the block written before it";
   EXPECT_EQ(flag.load(), kRounds);
   try {
-    (void)ep->postAdd(1, base + 4, *key);
+    (void)ep->postAdd(1, base + 4, *key, transport::Endpoint::AddAfter::kWrites);
     FAIL() << "misaligned remote add was accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("aligned"), std::string::npos) << e.what();
   }
+}
+
+TEST_F(Verbs, PostAddAfterEverythingWaitsForTheReadsBeforeIt) {
+  // A lock's release or a PSCW completion notice (Window::addAfterOperations): the target may
+  // overwrite what the origin read as soon as it sees the word added to, so the add must not
+  // run before the reads issued before it are done.
+  auto ep = connectAB();
+  constexpr std::size_t kBlock = 16384;  // several packets
+  auto win = b_->registerMemory(nullptr, kBlock + 64, Placement::kAllocate, Access::kRemoteAll);
+  auto key = ep->unpackRkey(win->packRkey());
+  const auto base = reinterpret_cast<std::uint64_t>(win->base());
+  auto* block = static_cast<std::uint8_t*>(win->base());
+  std::memset(block, 1, kBlock);
+  std::memset(block + kBlock, 0, 64);
+  std::atomic_ref<std::uint64_t> flag(*reinterpret_cast<std::uint64_t*>(block + kBlock));
+  std::atomic<std::uint64_t> seen{0};
+  constexpr std::uint64_t kRounds = 200;
+  std::thread owner([&] {
+    for (std::uint64_t k = 1; k <= kRounds; ++k) {
+      while (flag.load(std::memory_order_acquire) < k) std::this_thread::yield();
+      std::memset(block, 0xee, kBlock);  // what a read still running would see
+      std::memset(block, static_cast<int>((k + 1) & 0x7f), kBlock);
+      seen.store(k, std::memory_order_release);
+    }
+  });
+  std::vector<std::uint8_t> dst(kBlock);
+  int torn = 0;
+  for (std::uint64_t k = 1; k <= kRounds; ++k) {
+    Iov iov{dst.data(), kBlock};
+    ep->get({&iov, 1}, base, *key);
+    ASSERT_TRUE(ep->postAdd(1, base + kBlock, *key, transport::Endpoint::AddAfter::kEverything));
+    ep->post();
+    while (seen.load(std::memory_order_acquire) < k) std::this_thread::yield();
+    ep->flush();
+    const auto want = static_cast<std::uint8_t>(k & 0x7f);
+    if (std::any_of(dst.begin(), dst.end(), [&](std::uint8_t b) { return b != want; })) ++torn;
+  }
+  owner.join();
+  EXPECT_EQ(torn, 0) << "the target saw the add before the read issued before it was done";
+  EXPECT_EQ(flag.load(), kRounds);
 }
 
 TEST_F(Verbs, RemoteAccessErrorNamesPeerAndOperationAndLeavesNoHang) {
