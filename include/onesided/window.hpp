@@ -708,6 +708,7 @@ class Window {
   std::uint64_t postOrigins_ = 0;     // how many MPI_Win_complete notices end it
   std::uint64_t postsTaken_ = 0;      // kPostWord notices that MPI_Win_start has consumed
   std::uint64_t completesTaken_ = 0;  // kCompleteWord notices that MPI_Win_wait / test consumed
+  bool masterAddPosted_ = false;      // an unlock's add to rank 0's holder count may be in flight
   // Accumulate by active message: whether this window uses it (the same on every rank), and
   // the target side's counters: messages applied, slots released, slots whose reply awaits the
   // origin's acknowledgement.

@@ -427,8 +427,22 @@ void Window::release(std::uint8_t lock, int target) {
   complete(target);
   if (!added) control(target, kLockWord, static_cast<int>(AtomicOp::kFetchAdd), value);
   // Rank 0's count of exclusive holders only after the target's word (a lock_all waits on it
-  // before it looks at the words).
+  // before it looks at the words). Where the transport can, that add is posted and not waited
+  // for: this rank's own later requests to rank 0 (its next lock, lock_all or flush) queue
+  // behind it, and other ranks only see the count a little later, which can only make a
+  // lock_all wait longer; MPI_Win_free completes it before control regions go.
   if (exclusive && (lock & kLockQuiet) == 0) {
+    if (added) {
+      Target& zero = describe(0);
+      auto& ep = comm_.context().endpoint(comm_.worldRank(0));
+      if (ep.postAdd(~kExclusiveBit + 1, zero.ctlBase + static_cast<std::uint64_t>(kMasterWord) * 8,
+                     controlKey(zero, ep), transport::Endpoint::AddAfter::kWrites)) {
+        ++controlOps_;
+        ep.post();
+        masterAddPosted_ = true;
+        return;
+      }
+    }
     control(0, kMasterWord, static_cast<int>(AtomicOp::kFetchAdd), ~kExclusiveBit + 1);
   }
 }

@@ -1103,6 +1103,9 @@ void Window::free() {
     throw Error(kErrRmaSync, std::to_string(pendingOps_) +
                                  " operations were not completed by a fence before the free");
   }
+  // An exclusive unlock's last add, to rank 0's holder count, lands before anyone may go.
+  if (masterAddPosted_) comm_.context().endpoint(comm_.worldRank(0)).flush();
+  masterAddPosted_ = false;
   // Nobody may still be reading or writing our memory when it goes away.
   sync_->barrier();
   detachInbox();
