@@ -22,6 +22,7 @@ namespace onesided {
 class Comm;
 namespace transport {
 class Endpoint;
+enum class AddAfter;
 class MemoryRegion;
 class RemoteKey;
 struct Iov;
@@ -535,6 +536,11 @@ class Window {
   /// accumulate messages the target's CPU has yet to apply): the caller completes those, then
   /// adds with control(). Either way the caller still runs complete() for every target.
   std::vector<int> addAfterOperations(std::span<const int> targets, int word, std::uint64_t value);
+  /// Posts a remote add of `value` to control word `word` of `target` (Endpoint::postAdd) and
+  /// returns the endpoint it is on, not waiting; nullptr, doing nothing, where the transport
+  /// does not post adds. Only where control() goes through the transport (not CPU atomics).
+  transport::Endpoint* postControlAdd(int target, int word, std::uint64_t value,
+                                      transport::AddAfter after);
   void requireLive() const;
   /// Throws kErrRank unless `target` is in the group or MPI_PROC_NULL.
   void checkRank(int target) const;

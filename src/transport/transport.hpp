@@ -110,6 +110,12 @@ class RemoteKey {
   }
 };
 
+/// What an Endpoint::postAdd() waits for at the target.
+enum class AddAfter {
+  kWrites,     ///< the puts issued before it (gets and atomics before it may still run)
+  kEverything  ///< every request issued before it, gets and atomics too (a lock's release)
+};
+
 /// One per peer; created lazily by the Transport. Operations are nonblocking: they are complete
 /// at the origin and at the target after flush(). Not thread-safe (one rank, one thread).
 class Endpoint {
@@ -152,11 +158,6 @@ class Endpoint {
   /// before it. Does not wait where the transport orders puts by itself; the default completes
   /// them (flush).
   virtual void fence() { flush(); }
-  /// What a postAdd() waits for at the target.
-  enum class AddAfter {
-    kWrites,     ///< the puts issued before it (gets and atomics before it may still run)
-    kEverything  ///< every request issued before it, gets and atomics too (a lock's release)
-  };
   /// Adds `value` to the 8-byte aligned word at raddr once every put issued on this endpoint
   /// before it is in place at the target (kEverything: once every request before it has run
   /// there), without waiting (complete after flush()): a word that announces data written

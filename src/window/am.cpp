@@ -382,7 +382,7 @@ void Window::amUpdate(int target, const std::byte* src, const void* compare, std
     if (unstamped.empty()) return;
     // A remote add to the released slot's 0 where the transport orders it after the bodies
     // (verbs: no wait for the bodies' completion, a round trip); otherwise fence, then put.
-    using After = transport::Endpoint::AddAfter;
+    using After = transport::AddAfter;
     if (ep.postAdd(unstamped.front() + 1, t.ctlBase + slotOffset(unstamped.front()), ctlKey,
                    After::kWrites)) {
       for (std::size_t i = 1; i < unstamped.size(); ++i) {
@@ -781,7 +781,7 @@ void Window::pushReplies() {
     // message, and no other push to it is in flight) where the transport orders that after
     // the values' put (verbs: no wait here); otherwise a fence, then a put.
     if (!ep.postAdd(word.load(std::memory_order_relaxed), t.ctlBase + detail::kInboxReply, key,
-                    transport::Endpoint::AddAfter::kWrites)) {
+                    transport::AddAfter::kWrites)) {
       if (values) ep.fence();  // the values are in place before the token announces them
       transport::Iov token{replied, 8};
       (void)ep.put({&token, 1}, t.ctlBase + detail::kInboxReply, key);

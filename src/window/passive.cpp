@@ -98,21 +98,32 @@ std::vector<int> Window::addAfterOperations(std::span<const int> targets, int wo
   // Stores on the load / store path (an on-node peer's pages) visible before any add is posted.
   if (needFence_ || flavor_ == Flavor::kShared) detail::fullBarrier();
   for (int r : targets) {
-    Target& t = describe(r);
-    auto& ep = comm_.context().endpoint(comm_.worldRank(r));
     // Accumulate messages are applied by the target's CPU, after their delivery: only
     // complete() knows when.
-    if (t.amPending || !ep.postAdd(value, t.ctlBase + static_cast<std::uint64_t>(word) * 8,
-                                   controlKey(t, ep), transport::Endpoint::AddAfter::kEverything)) {
+    transport::Endpoint* ep =
+        describe(r).amPending ? nullptr
+                              : postControlAdd(r, word, value, transport::AddAfter::kEverything);
+    if (ep == nullptr) {
       rest.push_back(r);
-      continue;
+    } else {
+      added.push_back(ep);
     }
-    ++controlOps_;
-    ep.post();
-    added.push_back(&ep);
   }
   for (transport::Endpoint* ep : added) ep->flush();  // all in flight at once: one round trip
   return rest;
+}
+
+transport::Endpoint* Window::postControlAdd(int target, int word, std::uint64_t value,
+                                            transport::AddAfter after) {
+  Target& t = describe(target);
+  auto& ep = comm_.context().endpoint(comm_.worldRank(target));
+  if (!ep.postAdd(value, t.ctlBase + static_cast<std::uint64_t>(word) * 8, controlKey(t, ep),
+                  after)) {
+    return nullptr;
+  }
+  ++controlOps_;
+  ep.post();
+  return &ep;
 }
 
 std::uint64_t Window::atomic64(int target, int op, std::uint64_t operand, std::uint64_t compare,
@@ -432,16 +443,10 @@ void Window::release(std::uint8_t lock, int target) {
   // behind it, and other ranks only see the count a little later, which can only make a
   // lock_all wait longer; MPI_Win_free completes it before control regions go.
   if (exclusive && (lock & kLockQuiet) == 0) {
-    if (added) {
-      Target& zero = describe(0);
-      auto& ep = comm_.context().endpoint(comm_.worldRank(0));
-      if (ep.postAdd(~kExclusiveBit + 1, zero.ctlBase + static_cast<std::uint64_t>(kMasterWord) * 8,
-                     controlKey(zero, ep), transport::Endpoint::AddAfter::kWrites)) {
-        ++controlOps_;
-        ep.post();
-        masterAddPosted_ = true;
-        return;
-      }
+    if (added && postControlAdd(0, kMasterWord, ~kExclusiveBit + 1, transport::AddAfter::kWrites) !=
+                     nullptr) {
+      masterAddPosted_ = true;
+      return;
     }
     control(0, kMasterWord, static_cast<int>(AtomicOp::kFetchAdd), ~kExclusiveBit + 1);
   }

@@ -156,7 +156,7 @@ TEST_F(Verbs, PostAddLandsAfterTheWritesBeforeIt) {
     std::memset(src.data(), static_cast<int>(k & 0xff), kBlock);
     Iov iov{src.data(), kBlock};
     ep->put({&iov, 1}, base, *key);
-    ASSERT_TRUE(ep->postAdd(1, base + kBlock, *key, transport::Endpoint::AddAfter::kWrites));
+    ASSERT_TRUE(ep->postAdd(1, base + kBlock, *key, transport::AddAfter::kWrites));
     ep->post();
     while (seen.load(std::memory_order_acquire) < k) std::this_thread::yield();
   }
@@ -165,7 +165,7 @@ TEST_F(Verbs, PostAddLandsAfterTheWritesBeforeIt) {
   EXPECT_EQ(torn.load(), 0) << "the added word was seen before the block written before it";
   EXPECT_EQ(flag.load(), kRounds);
   try {
-    (void)ep->postAdd(1, base + 4, *key, transport::Endpoint::AddAfter::kWrites);
+    (void)ep->postAdd(1, base + 4, *key, transport::AddAfter::kWrites);
     FAIL() << "misaligned remote add was accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("aligned"), std::string::npos) << e.what();
@@ -200,7 +200,7 @@ TEST_F(Verbs, PostAddAfterEverythingWaitsForTheReadsBeforeIt) {
   for (std::uint64_t k = 1; k <= kRounds; ++k) {
     Iov iov{dst.data(), kBlock};
     ep->get({&iov, 1}, base, *key);
-    ASSERT_TRUE(ep->postAdd(1, base + kBlock, *key, transport::Endpoint::AddAfter::kEverything));
+    ASSERT_TRUE(ep->postAdd(1, base + kBlock, *key, transport::AddAfter::kEverything));
     ep->post();
     while (seen.load(std::memory_order_acquire) < k) std::this_thread::yield();
     ep->flush();
