@@ -318,6 +318,8 @@ class VerbsEndpoint final : public Endpoint {
   Issue get(std::span<const Iov> dst, std::uint64_t raddr, const RemoteKey& key) override;
   void atomic(AtomicOp op, std::size_t bytes, std::uint64_t operand, std::uint64_t compare,
               void* result, std::uint64_t raddr, const RemoteKey& key) override;
+  bool postFetch(AtomicOp op, std::uint64_t operand, std::uint64_t compare, std::uint64_t* result,
+                 std::uint64_t raddr, const RemoteKey& key) override;
   void flush() override;
   void post() override;
   bool postAdd(std::uint64_t value, std::uint64_t raddr, const RemoteKey& key,
@@ -348,7 +350,8 @@ class VerbsEndpoint final : public Endpoint {
   std::vector<Bounce> stagedBounces_;
   std::uint32_t number_ = 0;  // this endpoint's number in work-request ids
   std::uint32_t sendDepth_ = kSendDepth;
-  std::uint64_t posted_ = 0;     // requests posted so far (sequence of the last one)
+  std::uint64_t posted_ = 0;            // requests posted so far (sequence of the last one)
+  std::uint64_t lastReadOrAtomic_ = 0;  // sequence a read or atomic was (or will be) posted at
   std::uint64_t completed_ = 0;  // requests known complete (a signalled completion covers all
                                  // requests before it on this QP)
   std::deque<std::pair<std::uint64_t, Bounce>> bounces_;  // posted requests holding a bounce
@@ -834,6 +837,7 @@ void VerbsEndpoint::enqueue(const ibv_send_wr& wr, const ibv_sge& sge, Bounce bo
   sges_.push_back(sge);
   wrs_.push_back(wr);
   stagedBounces_.push_back(bounce);
+  if (wr.opcode != IBV_WR_RDMA_WRITE) lastReadOrAtomic_ = posted_ + wrs_.size();  // post()'s seq
   if (wrs_.size() == kBatch) post();
 }
 
@@ -979,9 +983,41 @@ bool VerbsEndpoint::postAdd(std::uint64_t value, std::uint64_t raddr, const Remo
   wr.wr.atomic.rkey = static_cast<const VerbsKey&>(key).rkey();
   wr.wr.atomic.compare_add = value;
   // The responder may run a request before an earlier read or atomic has completed (what
-  // IBV_SEND_FENCE is for); after writes alone the fence costs nothing.
-  if (after == AddAfter::kEverything) wr.send_flags = IBV_SEND_FENCE;
+  // IBV_SEND_FENCE is for), but only while one may still be running; the fence is set only
+  // then, since a device may hold a fenced request for more than that (soft-RoCE holds it until
+  // every request before it is acknowledged, writes too).
+  if (after == AddAfter::kEverything && lastReadOrAtomic_ > completed_) {
+    wr.send_flags = IBV_SEND_FENCE;
+  }
   enqueue(wr, sge, {});
+  return true;
+}
+
+bool VerbsEndpoint::postFetch(AtomicOp op, std::uint64_t operand, std::uint64_t compare,
+                              std::uint64_t* result, std::uint64_t raddr, const RemoteKey& key) {
+  if (op == AtomicOp::kSwap) return false;  // no NIC swap: atomic()'s compare-and-swap loop
+  if (raddr % 8 != 0) {
+    fail(kErrIntern, "remote atomic on rank " + std::to_string(peer_) + " at address " +
+                         std::to_string(raddr) + ", which is not 8-byte aligned");
+  }
+  checkBroken();
+  // The old value lands in a bounce buffer and is copied to *result when the request's
+  // completion (or a later one's: selective signalling) is reaped.
+  Bounce b{t_.bounce(), result, 8};
+  ibv_sge sge{reinterpret_cast<std::uint64_t>(b.buf), 8, t_.bounceLkey()};
+  ibv_send_wr wr{};
+  wr.num_sge = 1;
+  wr.wr.atomic.remote_addr = raddr;
+  wr.wr.atomic.rkey = static_cast<const VerbsKey&>(key).rkey();
+  if (op == AtomicOp::kFetchAdd) {
+    wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+    wr.wr.atomic.compare_add = operand;
+  } else {
+    wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+    wr.wr.atomic.compare_add = compare;
+    wr.wr.atomic.swap = operand;
+  }
+  enqueue(wr, sge, b);
   return true;
 }
 
@@ -1018,6 +1054,7 @@ void VerbsEndpoint::atomic(AtomicOp op, std::size_t bytes, std::uint64_t operand
     wr.wr.atomic.swap = swap;
     t_.reserveCqe();
     wr.wr_id = VerbsTransport::kSignalled | VerbsTransport::wrId(number_, opc, posted_ + 1);
+    lastReadOrAtomic_ = posted_ + 1;
     ibv_send_wr* bad = nullptr;
     if (const int rc = ibv_post_send(qp_, &wr, &bad); rc != 0) {
       broken_ = "verbs: posting an atomic to rank " + std::to_string(peer_) +

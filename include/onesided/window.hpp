@@ -23,6 +23,7 @@ class Comm;
 namespace transport {
 class Endpoint;
 enum class AddAfter;
+enum class AtomicOp;
 class MemoryRegion;
 class RemoteKey;
 struct Iov;
@@ -541,6 +542,11 @@ class Window {
   /// does not post adds. Only where control() goes through the transport (not CPU atomics).
   transport::Endpoint* postControlAdd(int target, int word, std::uint64_t value,
                                       transport::AddAfter after);
+  /// As postControlAdd, an 8-byte fetch-add or compare-and-swap (Endpoint::postFetch) whose old
+  /// value is in *result once the returned endpoint is flushed.
+  transport::Endpoint* postControlFetch(int target, int word, transport::AtomicOp op,
+                                        std::uint64_t operand, std::uint64_t compare,
+                                        std::uint64_t* result);
   void requireLive() const;
   /// Throws kErrRank unless `target` is in the group or MPI_PROC_NULL.
   void checkRank(int target) const;
@@ -571,6 +577,10 @@ class Window {
                                             const Datatype& type, int target, std::int64_t disp);
   /// The exclusive lock's second step: compare-and-swap `target`'s lock word until it is taken.
   void takeExclusive(int target);
+  /// acquire()'s exclusive lock through a transport that posts fetching atomics (verbs): the
+  /// announcement at rank 0 and the target's word in one round trip. False, doing nothing,
+  /// where it cannot (the caller announces, then takes the word).
+  bool acquireExclusiveAtOnce(int target);
   /// On a CPU-atomic window that has never seen MPI_Win_lock_all: takes `target`'s lock word
   /// without announcing at rank 0 (passive.cpp says why that is safe). False, with nothing
   /// held, once lock_all has begun or, unless `wait`, when the word is taken.

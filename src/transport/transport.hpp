@@ -170,6 +170,16 @@ class Endpoint {
                        AddAfter /*after*/) {
     return false;
   }
+  /// Starts an 8-byte fetch-add (kFetchAdd) or compare-and-swap (kCompareSwap: `compare`
+  /// replaced by `operand`) on the 8-byte aligned word at raddr, in order after the requests
+  /// before it as atomic() is, without waiting: the old value is in *result after flush(), so
+  /// atomics on several targets take one round trip together. Returns false, doing nothing,
+  /// where the transport cannot (the caller uses atomic()).
+  virtual bool postFetch(AtomicOp /*op*/, std::uint64_t /*operand*/, std::uint64_t /*compare*/,
+                         std::uint64_t* /*result*/, std::uint64_t /*raddr*/,
+                         const RemoteKey& /*key*/) {
+    return false;
+  }
   /// Starts whatever this endpoint has staged (verbs batches work requests per doorbell), so
   /// it reaches the peer without a flush; does not wait. A no-op where operations start at once.
   virtual void post() {}

@@ -286,6 +286,7 @@ std::uint8_t Window::acquire(LockType type, int target) {
   if (cpuAtomics_ && quietExclusive(resolve(target), true)) {
     return kLockQuiet;
   }
+  if (acquireExclusiveAtOnce(target)) return 0;
   // Exclusive: keep lock_all out (announce at rank 0), then take the target's word.
   for (unsigned attempt = 0;; ++attempt) {
     const std::uint64_t old =
@@ -296,6 +297,67 @@ std::uint8_t Window::acquire(LockType type, int target) {
   }
   takeExclusive(target);
   return 0;
+}
+
+bool Window::acquireExclusiveAtOnce(int target) {
+  using transport::AtomicOp;
+  if (cpuAtomics_ || amInts_) return false;
+  // The announcement at rank 0 and the compare-and-swap on the target's word in flight together:
+  // one round trip. Taking the word before the announcement has landed is safe: each side of
+  // the protocol still acts only on what its own increment returned. An exclusive holder's
+  // announcement returned no lock_all holder, so every later lock_all sees it and backs off;
+  // the word only ever orders this rank against lockers of the same target, and a word taken
+  // while a lock_all holds is given back before anything is issued under it.
+  for (unsigned attempt = 0;; ++attempt) {
+    std::uint64_t announced = 0;
+    std::uint64_t word = 0;
+    transport::Endpoint* master =
+        postControlFetch(0, kMasterWord, AtomicOp::kFetchAdd, kExclusiveBit, 0, &announced);
+    if (master == nullptr) return false;
+    transport::Endpoint* mine =
+        postControlFetch(target, kLockWord, AtomicOp::kCompareSwap, kExclusiveBit, 0, &word);
+    try {
+      master->flush();
+    } catch (...) {
+      // The results land in this frame: none may still be on its way when it is gone.
+      if (mine != nullptr && mine != master) {
+        try {
+          mine->flush();
+        } catch (...) {  // NOLINT(bugprone-empty-catch): the first failure is the one to report
+        }
+      }
+      throw;
+    }
+    if (mine == nullptr) {
+      word = control(target, kLockWord, static_cast<int>(AtomicOp::kCompareSwap), kExclusiveBit, 0);
+    } else if (mine != master) {
+      mine->flush();
+    }
+    if ((announced & kLowHalf) == 0) {
+      if (word != 0) takeExclusive(target);  // announced: now wait for the word alone
+      return true;
+    }
+    // A lock_all holds: withdraw both, wait, and try again.
+    if (word == 0) {
+      control(target, kLockWord, static_cast<int>(AtomicOp::kFetchAdd), ~kExclusiveBit + 1);
+    }
+    control(0, kMasterWord, static_cast<int>(AtomicOp::kFetchAdd), ~kExclusiveBit + 1);
+    retryPause(attempt);
+  }
+}
+
+transport::Endpoint* Window::postControlFetch(int target, int word, transport::AtomicOp op,
+                                              std::uint64_t operand, std::uint64_t compare,
+                                              std::uint64_t* result) {
+  Target& t = describe(target);
+  auto& ep = comm_.context().endpoint(comm_.worldRank(target));
+  if (!ep.postFetch(op, operand, compare, result, t.ctlBase + static_cast<std::uint64_t>(word) * 8,
+                    controlKey(t, ep))) {
+    return nullptr;
+  }
+  ++controlOps_;
+  ep.post();
+  return &ep;
 }
 
 void Window::takeExclusive(int target) {

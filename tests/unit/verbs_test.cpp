@@ -212,6 +212,40 @@ TEST_F(Verbs, PostAddAfterEverythingWaitsForTheReadsBeforeIt) {
   EXPECT_EQ(flag.load(), kRounds);
 }
 
+TEST_F(Verbs, PostFetchReturnsOldValuesOnceFlushed) {
+  // An exclusive lock's announcement and compare-and-swap in flight together
+  // (Window::acquireExclusiveAtOnce): results after flush, in order with the requests around them.
+  auto ep = connectAB();
+  auto win = b_->registerMemory(nullptr, 64, Placement::kAllocate, Access::kRemoteAll);
+  auto key = ep->unpackRkey(win->packRkey());
+  const auto base = reinterpret_cast<std::uint64_t>(win->base());
+  auto* words = static_cast<std::uint64_t*>(win->base());
+  words[0] = 40;
+  words[1] = 7;
+  std::uint64_t added = 0;
+  std::uint64_t swapped = 0;
+  std::uint64_t missed = 0;
+  std::uint64_t again = 0;
+  ASSERT_TRUE(ep->postFetch(AtomicOp::kFetchAdd, 2, 0, &added, base, *key));
+  ASSERT_TRUE(ep->postFetch(AtomicOp::kCompareSwap, 9, 7, &swapped, base + 8, *key));
+  ASSERT_TRUE(ep->postFetch(AtomicOp::kCompareSwap, 1, 7, &missed, base + 8, *key));
+  ASSERT_TRUE(ep->postFetch(AtomicOp::kFetchAdd, 1, 0, &again, base, *key));
+  ep->flush();
+  EXPECT_EQ(added, 40U);
+  EXPECT_EQ(swapped, 7U);
+  EXPECT_EQ(missed, 9U);  // the first swap ran before it
+  EXPECT_EQ(again, 42U);
+  EXPECT_EQ(words[0], 43U);
+  EXPECT_EQ(words[1], 9U);
+  // More than a batch and more than the bounce pool's share of one: every result arrives.
+  std::vector<std::uint64_t> olds(300, ~std::uint64_t{0});
+  for (auto& o : olds) ASSERT_TRUE(ep->postFetch(AtomicOp::kFetchAdd, 1, 0, &o, base, *key));
+  ep->flush();
+  for (std::size_t i = 0; i < olds.size(); ++i) EXPECT_EQ(olds[i], 43U + i) << i;
+  EXPECT_FALSE(ep->postFetch(AtomicOp::kSwap, 1, 0, &again, base, *key));  // atomic() loops
+  EXPECT_THROW(ep->postFetch(AtomicOp::kFetchAdd, 1, 0, &again, base + 4, *key), Error);
+}
+
 TEST_F(Verbs, RemoteAccessErrorNamesPeerAndOperationAndLeavesNoHang) {
   auto ep = connectAB();
   // Remote read only: a write must fail at the target's HCA.
