@@ -12,9 +12,10 @@
 // ranks that connect to each other at the same moment simply hold two connections.
 //
 // Posting follows mscclpp's stage / post split: put() and get() stage work requests per
-// endpoint; a batch is posted with one ibv_post_send (one doorbell) when it is full or at
-// flush(), and only the last request of a batch is signalled. Send-queue slots and CQ entries
-// are counted, so neither can overflow at any message rate.
+// endpoint; a batch is posted with one ibv_post_send (one doorbell) when it is full, when it
+// takes a request of kPostAtOnce bytes or more (the device starts on that while the next ones
+// are staged), or at flush(), and only the last request of a batch is signalled. Send-queue slots
+// and CQ entries are counted, so neither can overflow at any message rate.
 //
 // Local buffers: a put of at most max_inline_data bytes is inlined; a buffer inside memory this
 // transport registered (windows, MPI_Alloc_mem) uses that registration; a buffer of at least
@@ -58,6 +59,7 @@ namespace {
 constexpr int kConnectTimeoutMs = 30000;
 constexpr std::uint32_t kSendDepth = 128;       // send-queue slots per connection
 constexpr std::uint32_t kBatch = 32;            // work requests per doorbell (last one signalled)
+constexpr std::size_t kPostAtOnce = 64 << 10;   // a request this large posts its batch at once
 constexpr std::size_t kBounceSize = 64 << 10;   // one bounce buffer
 constexpr std::size_t kBounceCount = 64;        // bounce buffers per transport
 constexpr std::size_t kZeroCopyMin = 32 << 10;  // unregistered buffers from here on: registered
@@ -838,7 +840,9 @@ void VerbsEndpoint::enqueue(const ibv_send_wr& wr, const ibv_sge& sge, Bounce bo
   wrs_.push_back(wr);
   stagedBounces_.push_back(bounce);
   if (wr.opcode != IBV_WR_RDMA_WRITE) lastReadOrAtomic_ = posted_ + wrs_.size();  // post()'s seq
-  if (wrs_.size() == kBatch) post();
+  // A large transfer starts at once: the doorbell costs little beside it, and the device works
+  // on it while the requests after it are staged.
+  if (wrs_.size() == kBatch || sge.length >= kPostAtOnce) post();
 }
 
 void VerbsEndpoint::dropStaged() {
