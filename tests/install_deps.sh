@@ -9,7 +9,7 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake pkg-config git ca-certificates \
   libucx-dev ucx-utils libibverbs-dev librdmacm-dev \
-  libspdlog-dev libfmt-dev libcli11-dev libgtest-dev libgmock-dev \
+  libspdlog-dev libfmt-dev libcli11-dev libgtest-dev libgmock-dev libhwloc-dev \
   openmpi-bin libopenmpi-dev gnuplot-nox python3 procps psmisc clang-format \
   qemu-system-x86 busybox-static cpio kmod xz-utils iproute2 gdb \
   rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest \

@@ -6,11 +6,22 @@
 // exit without MPI_Finalize) it prints one line naming the rank, stops the others (SIGTERM to
 // each process group, SIGKILL after a short grace) and exits non-zero. Ctrl-C / SIGTERM /
 // SIGHUP are forwarded the same way. No process of the job outlives it.
+//
+// Binding (--bind-to core, the default): when the ranks fit on the cores this launcher may run on
+// (its own affinity: taskset, a Slurm allocation), rank r is bound to the r-th of those cores in
+// hwloc's order (all of its hardware threads), as Open MPI's mpirun binds 1-2 ranks by default.
+// An unbound rank is moved between cores by the scheduler, and with two ranks that wait on each
+// other by polling, where they land decides a transfer's cost: allgather of 128 KiB on 2 ranks
+// took 17-122 us from run to run unbound, 17.5-21 us bound. More ranks than cores are not bound
+// (they take turns on the cores, and waiting ranks yield, which binding would only constrain).
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <hwloc.h>
+#include <hwloc/glibc-sched.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -92,11 +103,44 @@ struct Pending {
   std::string in;
 };
 
+/// The CPU sets of `n` ranks bound one per core (hwloc's order, within this process's own
+/// affinity); empty when they do not fit or the topology cannot be read (then nothing is bound).
+std::vector<cpu_set_t> coreBindings(int n) {
+  hwloc_topology_t topo = nullptr;
+  if (hwloc_topology_init(&topo) != 0) return {};
+  std::vector<cpu_set_t> sets;
+  if (hwloc_topology_load(topo) == 0) {
+    hwloc_bitmap_t mine = hwloc_bitmap_alloc();
+    if (mine != nullptr && hwloc_get_cpubind(topo, mine, HWLOC_CPUBIND_PROCESS) == 0) {
+      hwloc_topology_restrict(topo, mine, 0);
+    }
+    hwloc_bitmap_free(mine);
+    hwloc_obj_type_t type = HWLOC_OBJ_CORE;
+    if (hwloc_get_nbobjs_by_type(topo, type) <= 0) type = HWLOC_OBJ_PU;  // no core information
+    if (n <= hwloc_get_nbobjs_by_type(topo, type)) {
+      for (int r = 0; r < n; ++r) {
+        const hwloc_obj_t core = hwloc_get_obj_by_type(topo, type, static_cast<unsigned>(r));
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        if (core == nullptr ||
+            hwloc_cpuset_to_glibc_sched_affinity(topo, core->cpuset, &set, sizeof set) != 0) {
+          sets.clear();
+          break;
+        }
+        sets.push_back(set);
+      }
+    }
+  }
+  hwloc_topology_destroy(topo);
+  return sets;
+}
+
 class Launcher {
  public:
-  Launcher(int n, double timeout, std::vector<std::string> argv)
+  Launcher(int n, double timeout, bool bind, std::vector<std::string> argv)
       : n_(n),
         timeout_(timeout),
+        bind_(bind ? coreBindings(n) : std::vector<cpu_set_t>{}),
         argv_(std::move(argv)),
         ranks_(static_cast<std::size_t>(n)),
         aborted_(static_cast<std::size_t>(n), false) {}
@@ -220,6 +264,10 @@ class Launcher {
           dup2(devnull, STDIN_FILENO);
           ::close(devnull);
         }
+      }
+      if (!bind_.empty()) {
+        // Best effort: a rank that cannot be bound runs unbound.
+        (void)sched_setaffinity(0, sizeof(cpu_set_t), &bind_[static_cast<std::size_t>(r)]);
       }
       setenv("ONESIDED_RANK", std::to_string(r).c_str(), 1);
       setenv("ONESIDED_SIZE", std::to_string(n_).c_str(), 1);
@@ -456,6 +504,7 @@ class Launcher {
 
   int n_;
   double timeout_;
+  std::vector<cpu_set_t> bind_;  // rank r's CPUs (--bind-to core), or empty: unbound
   std::vector<std::string> argv_;
   std::vector<Rank> ranks_;
   std::vector<Pending> pending_;
@@ -485,9 +534,14 @@ int main(int argc, char** argv) {
   app.add_option("-n,--np", n, "number of ranks")->required()->check(CLI::Range(1, 1 << 16));
   app.add_option("--timeout", timeout, "seconds before the job is killed (0: never)")
       ->check(CLI::NonNegativeNumber);
+  std::string bindTo = "core";
+  app.add_option("--bind-to", bindTo,
+                 "core: bind each rank to a core of its own when the ranks fit on the cores "
+                 "(default); none: never bind")
+      ->check(CLI::IsMember({"core", "none"}));
   app.prefix_command();
   app.footer(
-      "usage: onesided-run -n N [--timeout S] prog [args...]\n"
+      "usage: onesided-run -n N [--timeout S] [--bind-to core|none] prog [args...]\n"
       "aliases: mpirun, mpiexec");
   std::vector<const char*> cargs;
   for (auto& a : args) cargs.push_back(a.c_str());
@@ -503,7 +557,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    return Launcher(n, timeout, std::move(prog)).run();
+    return Launcher(n, timeout, bindTo == "core", std::move(prog)).run();
   } catch (const std::exception& e) {
     say(e.what());
     return 1;
