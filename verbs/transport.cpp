@@ -335,6 +335,13 @@ class VerbsEndpoint final : public Endpoint {
   friend class VerbsTransport;
   void connect(const WireAddress& addr);
   void checkBroken() const;
+  /// An 8-byte NIC atomic on the word at raddr (fetch-and-add: compareAdd is the addend), its
+  /// local sge still to attach: what postAdd, postFetch and atomic() post.
+  static ibv_send_wr atomicRequest(ibv_wr_opcode opc, std::uint64_t raddr, const RemoteKey& key,
+                                   std::uint64_t compareAdd, std::uint64_t swap);
+  /// postAdd's and postFetch's checks: an 8-byte aligned target (`what` names the request in
+  /// the error) and a working connection.
+  void checkPostable(std::uint64_t raddr, const char* what) const;
   /// Stages one request; posts the batch when it is full.
   void stage(ibv_wr_opcode op, void* local, std::uint32_t lkey, std::size_t len,
              std::uint64_t raddr, std::uint32_t rkey, bool inlined, Bounce bounce);
@@ -970,22 +977,34 @@ void VerbsEndpoint::flush() {
   checkBroken();
 }
 
-bool VerbsEndpoint::postAdd(std::uint64_t value, std::uint64_t raddr, const RemoteKey& key,
-                            AddAfter after) {
-  if (raddr % 8 != 0) {
-    fail(kErrIntern, "remote add on rank " + std::to_string(peer_) + " at address " +
-                         std::to_string(raddr) + ", which is not 8-byte aligned");
-  }
-  checkBroken();
-  // Staged behind the writes before it, in the same send queue: the responder executes it
-  // after them. The old value lands in the scratch region's second word, which no one reads.
-  ibv_sge sge{reinterpret_cast<std::uint64_t>(t_.scratch() + 1), 8, t_.scratchLkey()};
+ibv_send_wr VerbsEndpoint::atomicRequest(ibv_wr_opcode opc, std::uint64_t raddr,
+                                         const RemoteKey& key, std::uint64_t compareAdd,
+                                         std::uint64_t swap) {
   ibv_send_wr wr{};
-  wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+  wr.opcode = opc;
   wr.num_sge = 1;
   wr.wr.atomic.remote_addr = raddr;
   wr.wr.atomic.rkey = static_cast<const VerbsKey&>(key).rkey();
-  wr.wr.atomic.compare_add = value;
+  wr.wr.atomic.compare_add = compareAdd;
+  wr.wr.atomic.swap = swap;
+  return wr;
+}
+
+void VerbsEndpoint::checkPostable(std::uint64_t raddr, const char* what) const {
+  if (raddr % 8 != 0) {
+    fail(kErrIntern, std::string(what) + " on rank " + std::to_string(peer_) + " at address " +
+                         std::to_string(raddr) + ", which is not 8-byte aligned");
+  }
+  checkBroken();
+}
+
+bool VerbsEndpoint::postAdd(std::uint64_t value, std::uint64_t raddr, const RemoteKey& key,
+                            AddAfter after) {
+  checkPostable(raddr, "remote add");
+  // Staged behind the writes before it, in the same send queue: the responder executes it
+  // after them. The old value lands in the scratch region's second word, which no one reads.
+  ibv_sge sge{reinterpret_cast<std::uint64_t>(t_.scratch() + 1), 8, t_.scratchLkey()};
+  ibv_send_wr wr = atomicRequest(IBV_WR_ATOMIC_FETCH_AND_ADD, raddr, key, value, 0);
   // The responder may run a request before an earlier read or atomic has completed (what
   // IBV_SEND_FENCE is for), but only while one may still be running; the fence is set only
   // then, since a device may hold a fenced request for more than that (soft-RoCE holds it until
@@ -1000,27 +1019,15 @@ bool VerbsEndpoint::postAdd(std::uint64_t value, std::uint64_t raddr, const Remo
 bool VerbsEndpoint::postFetch(AtomicOp op, std::uint64_t operand, std::uint64_t compare,
                               std::uint64_t* result, std::uint64_t raddr, const RemoteKey& key) {
   if (op == AtomicOp::kSwap) return false;  // no NIC swap: atomic()'s compare-and-swap loop
-  if (raddr % 8 != 0) {
-    fail(kErrIntern, "remote atomic on rank " + std::to_string(peer_) + " at address " +
-                         std::to_string(raddr) + ", which is not 8-byte aligned");
-  }
-  checkBroken();
+  checkPostable(raddr, "remote atomic");
   // The old value lands in a bounce buffer and is copied to *result when the request's
   // completion (or a later one's: selective signalling) is reaped.
   Bounce b{t_.bounce(), result, 8};
   ibv_sge sge{reinterpret_cast<std::uint64_t>(b.buf), 8, t_.bounceLkey()};
-  ibv_send_wr wr{};
-  wr.num_sge = 1;
-  wr.wr.atomic.remote_addr = raddr;
-  wr.wr.atomic.rkey = static_cast<const VerbsKey&>(key).rkey();
-  if (op == AtomicOp::kFetchAdd) {
-    wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
-    wr.wr.atomic.compare_add = operand;
-  } else {
-    wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
-    wr.wr.atomic.compare_add = compare;
-    wr.wr.atomic.swap = operand;
-  }
+  const ibv_send_wr wr =
+      op == AtomicOp::kFetchAdd
+          ? atomicRequest(IBV_WR_ATOMIC_FETCH_AND_ADD, raddr, key, operand, 0)
+          : atomicRequest(IBV_WR_ATOMIC_CMP_AND_SWP, raddr, key, compare, operand);
   enqueue(wr, sge, b);
   return true;
 }
@@ -1047,15 +1054,10 @@ void VerbsEndpoint::atomic(AtomicOp op, std::size_t bytes, std::uint64_t operand
     post();
     std::uint64_t* res = t_.scratch();
     ibv_sge sge{reinterpret_cast<std::uint64_t>(res), 8, t_.scratchLkey()};
-    ibv_send_wr wr{};
-    wr.opcode = opc;
+    ibv_send_wr wr =
+        atomicRequest(opc, word, key, opc == IBV_WR_ATOMIC_FETCH_AND_ADD ? add : cmp, swap);
     wr.sg_list = &sge;
-    wr.num_sge = 1;
     wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.atomic.remote_addr = word;
-    wr.wr.atomic.rkey = k.rkey();
-    wr.wr.atomic.compare_add = opc == IBV_WR_ATOMIC_FETCH_AND_ADD ? add : cmp;
-    wr.wr.atomic.swap = swap;
     t_.reserveCqe();
     wr.wr_id = VerbsTransport::kSignalled | VerbsTransport::wrId(number_, opc, posted_ + 1);
     lastReadOrAtomic_ = posted_ + 1;
