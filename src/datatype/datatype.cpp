@@ -991,7 +991,7 @@ void pack(const void* in, std::size_t count, const Datatype& t, std::byte* out,
   }
   const auto* src = static_cast<const std::byte*>(in);
   if (t.contiguous()) {
-    if (bytes != 0) std::memcpy(out, src, bytes);
+    if (bytes != 0) detail::copyBytes(out, src, bytes);
     return;
   }
   // uintptr arithmetic: `in` may be MPI_BOTTOM with absolute displacements in the type.
@@ -1010,9 +1010,9 @@ void pack(const void* in, std::size_t count, const Datatype& t, std::byte* out,
   detail::Cursor c(t, count);
   Datatype::Segment s{};
   while (c.next(SIZE_MAX, s)) {
-    std::memcpy(out,
-                reinterpret_cast<const std::byte*>(base + static_cast<std::uintptr_t>(s.offset)),
-                s.len);
+    detail::copyBytes(
+        out, reinterpret_cast<const std::byte*>(base + static_cast<std::uintptr_t>(s.offset)),
+        s.len);
     out += s.len;
   }
 }
@@ -1027,7 +1027,7 @@ void unpack(const std::byte* in, std::size_t inLen, void* out, std::size_t count
   }
   auto* dst = static_cast<std::byte*>(out);
   if (t.contiguous()) {
-    if (bytes != 0) std::memcpy(dst, in, bytes);
+    if (bytes != 0) detail::copyBytes(dst, in, bytes);
     return;
   }
   const auto base = reinterpret_cast<std::uintptr_t>(dst);
@@ -1044,8 +1044,8 @@ void unpack(const std::byte* in, std::size_t inLen, void* out, std::size_t count
   detail::Cursor c(t, count);
   Datatype::Segment s{};
   while (c.next(SIZE_MAX, s)) {
-    std::memcpy(reinterpret_cast<std::byte*>(base + static_cast<std::uintptr_t>(s.offset)), in,
-                s.len);
+    detail::copyBytes(reinterpret_cast<std::byte*>(base + static_cast<std::uintptr_t>(s.offset)),
+                      in, s.len);
     in += s.len;
   }
 }

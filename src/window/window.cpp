@@ -762,7 +762,7 @@ inline void stridedMove(std::byte* dst, std::ptrdiff_t ds, const std::byte* src,
       return stridedMoveN<16>(dst, ds, src, ss, count);
     default:
       for (std::size_t i = 0; i < count; ++i) {
-        std::memmove(dst, src, n);
+        detail::moveBytesLarge(dst, src, n);
         dst += ds;
         src += ss;
       }
