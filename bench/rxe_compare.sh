@@ -82,6 +82,11 @@ def med(system, bench, key, flavor=None):
     v = [r[key] for r in rows if r["system"] == system and r["bench"] == bench
          and key in r and (flavor is None or r.get("flavor") == flavor)]
     return statistics.median(v) if v else None
+def best(system, bench, key, bw=False):
+    """The best repeat: under TCG each process runs in one of two speed modes (the same code
+    measured 22 or 37-42 us per fetch-add, perftest 21 or 31-41), and a repeat lands in either."""
+    v = [r[key] for r in rows if r["system"] == system and r["bench"] == bench and key in r]
+    return (max(v) if bw else min(v)) if v else None
 def f(v, bw=False):
     return "-" if v is None else (f"{v:.0f} MB/s" if bw else f"{v:.2f} us")
 def ratio(a, b, bw=False):
@@ -102,7 +107,8 @@ def per_repeat(sa, ba, sb, bb, key, flavor=None):
     return f"{statistics.median(rs):.2f} ({min(rs):.2f}-{max(rs):.2f})"
 print("Transport level (perftest's method; latency per iteration: median = perftest's t_typical,")
 print("mean = its t_avg):")
-print(f"{'row':16} {'perftest':>14} {'onesided verbs':>16} {'ratio':>6}  per repeat: median (range)")
+print(f"{'row':16} {'perftest':>14} {'onesided verbs':>16} {'ratio':>6}  per repeat: median (range);"
+      " best repeat of each")
 for bench, key, bw in (("put_lat", "p50_us", False), ("put_lat", "avg_us", False),
                        ("get_lat", "p50_us", False), ("get_lat", "avg_us", False),
                        ("fadd_lat", "p50_us", False), ("fadd_lat", "avg_us", False),
@@ -110,7 +116,8 @@ for bench, key, bw in (("put_lat", "p50_us", False), ("put_lat", "avg_us", False
     p, o = med("perftest", bench, key), med("onesided-verbs", bench, key)
     label = bench + ("" if bw else (" median" if key == "p50_us" else " mean"))
     print(f"{label:16} {f(p, bw):>14} {f(o, bw):>16} {ratio(o, p, bw):>6}  "
-          f"{per_repeat('onesided-verbs', bench, 'perftest', bench, key)}")
+          f"{per_repeat('onesided-verbs', bench, 'perftest', bench, key)}; "
+          f"{ratio(best('onesided-verbs', bench, key, bw), best('perftest', bench, key, bw))}")
 print()
 print("MPI level (bench/*.c), 2 ranks, allocate windows; *_flush: one MPI_Win_lock_all epoch,")
 print("MPI_Win_flush per operation; *_lock: one exclusive MPI_Win_lock / unlock epoch per")
