@@ -6,15 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "options.h"
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 int main(int argc, char** argv) {
   struct bench_options o;
@@ -39,12 +32,12 @@ int main(int argc, char** argv) {
       __asm__ __volatile__("" : : "r"(dst) : "memory"); /* keep every copy */
     }
     for (int b = 0; b < o.repeats; ++b) {
-      double t = now();
+      double t = bench_now();
       for (int i = 0; i < iters; ++i) {
         memcpy(dst, src, bytes);
         __asm__ __volatile__("" : : "r"(dst) : "memory");
       }
-      per[b] = (now() - t) / iters;
+      per[b] = (bench_now() - t) / iters;
     }
     double p50, min;
     bench_batch_stats(per, o.repeats, &p50, &min);

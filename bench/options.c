@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "options.h"
 
 #include <errno.h>
@@ -6,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void usage(const char* name) {
   fprintf(
@@ -202,3 +204,9 @@ void bench_print_json(const char* bench, const char* system, const char* flavor,
 }
 
 unsigned char bench_pattern(size_t i, size_t n) { return (unsigned char)((i * 7 + n + 1) % 251); }
+
+double bench_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}

@@ -47,6 +47,9 @@ void bench_batch_stats(double* per_iter, int n, double* p50, double* min);
 void bench_print_json(const char* bench, const char* system, const char* flavor, size_t bytes,
                       int ranks, int iters, int batches, double p50_s, double min_s, double mbps);
 
+/* Seconds on the monotonic clock (the no-MPI programs' timer). */
+double bench_now(void);
+
 /* The byte expected at offset i of an n-byte transfer: differs between sizes, so stale data from
  * the previous size is caught too. */
 unsigned char bench_pattern(size_t i, size_t n);

@@ -16,16 +16,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "options.h"
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 enum { LINE = 64, WORDS = LINE / sizeof(long) };
 
@@ -85,10 +78,10 @@ int main(int argc, char** argv) {
         memcpy(mine, src, bytes);
         set_flag(me, 0, round);
         wait_for(1 - me, 0, round);
-        const double t = now();
+        const double t = bench_now();
         memcpy(dst, peers, bytes);
         __asm__ __volatile__("" : : "r"(dst) : "memory");
-        copying += now() - t;
+        copying += bench_now() - t;
         set_flag(me, 1, round);
       }
       if (b >= 0) per[b] = copying / n;
