@@ -78,14 +78,16 @@ done >"$out/results.jsonl"
 python3 - "$out/results.jsonl" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+def values(system, bench, key, flavor=None):
+    return [r[key] for r in rows if r["system"] == system and r["bench"] == bench
+            and key in r and (flavor is None or r.get("flavor") == flavor)]
 def med(system, bench, key, flavor=None):
-    v = [r[key] for r in rows if r["system"] == system and r["bench"] == bench
-         and key in r and (flavor is None or r.get("flavor") == flavor)]
+    v = values(system, bench, key, flavor)
     return statistics.median(v) if v else None
 def best(system, bench, key, bw=False):
     """The best repeat: under TCG each process runs in one of two speed modes (the same code
     measured 22 or 37-42 us per fetch-add, perftest 21 or 31-41), and a repeat lands in either."""
-    v = [r[key] for r in rows if r["system"] == system and r["bench"] == bench and key in r]
+    v = values(system, bench, key)
     return (max(v) if bw else min(v)) if v else None
 def f(v, bw=False):
     return "-" if v is None else (f"{v:.0f} MB/s" if bw else f"{v:.2f} us")
