@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -611,18 +612,25 @@ class Window {
   /// The local message mode (amInts_): the address of `ticket`'s slot in t's mapped inbox,
   /// once the target has released it.
   std::byte* directSlot(Target& t, std::uint64_t ticket);
-  /// The local message mode: publishes the message written in `ticket`'s slot (its stamp); with
-  /// `reply`, waits for the target's reply and copies replyBytes from replyAt in the slot.
-  void directSend(Target& t, std::uint64_t ticket, std::byte* reply, std::size_t replyAt,
-                  std::size_t replyBytes);
-  /// The local message mode: waits for the reply to `ticket`, copies it out, acknowledges it.
+  /// The local message mode: publishes the message written in `ticket`'s slot (its stamp).
+  void directSend(Target& t, std::uint64_t ticket);
+  /// The local message mode: waits for the reply to a message from directOpen() (which the
+  /// target stores into this rank's control region) and copies its `bytes` to `reply`.
+  void directAwait(int target, Target& t, std::uint64_t ticket, std::byte* reply,
+                   std::size_t bytes);
+  /// The local message mode, amUpdate's pipelined fetches (their replies stay in the slot):
+  /// waits for the reply to `ticket`, copies it out, acknowledges it.
   void directReply(Target& t, std::uint64_t ticket, std::byte* reply, std::size_t replyAt,
                    std::size_t replyBytes);
+  /// A reply showed the target has applied every ticket below `applied`: t's applied count,
+  /// and t no longer pending once that covers every ticket sent to it.
+  void noteApplied(Target& t, std::uint64_t applied) noexcept;
   /// n consecutive tickets of target's inbox (the first returned; sent count, pending kept).
   std::uint64_t amTickets(int target, Target& t, std::size_t n);
   /// The local message mode: takes a ticket, waits for its slot, writes a one-segment header
   /// (window bytes [toff, toff + len), dataBytes of data) and returns where the data goes
-  /// (kDirectData into the slot); directSend() publishes it.
+  /// (kDirectData into the slot); directSend() publishes it. A fetch (kAmFetch in `flags`)
+  /// asks for its reply in this rank's control region: wait for it with directAwait().
   std::byte* directOpen(int target, Target& t, std::uint64_t& ticket, std::uint32_t dataBytes,
                         Op op, int kind, std::uint32_t flags, std::uint64_t toff,
                         std::uint64_t len);
@@ -645,6 +653,10 @@ class Window {
   /// the rank's own thread, which may use the transport: replies to origins that asked for a
   /// push (kAmPush) are then queued for pushReplies() instead of left in the slot.
   bool serviceInbox(bool owner);
+  /// Whether serviceInbox() would find anything to do (a message's stamp in the next slot, or
+  /// slots awaiting acknowledgement), read without the inbox lock: what the rank's own thread
+  /// checks at every poll of a wait before taking the lock.
+  [[nodiscard]] bool inboxPending() const noexcept;
   /// Writes the queued replies into their origins' control regions (the values, a fence, the
   /// token). The rank's own thread only, without the inbox lock (the transport may wait).
   void pushReplies();
@@ -741,10 +753,17 @@ class Window {
   // the target's mapped inbox, and the control words take CPU atomics: no transport atomic (in
   // software at the target, with UCX over shared memory) and no cross-memory attach call.
   bool amInts_ = false;
+  /// In that mode: each rank's control region as mapped here, where replies are stored
+  /// (serviceInbox; set at creation, read by the progress thread too).
+  std::vector<std::byte*> replyTo_;
   bool localInbox_ = false;  // this rank's control area has an inbox for that mode
   bool amRegistered_ = false;
   std::uint64_t amApplied_ = 0;
   std::uint64_t amReleased_ = 0;
+  /// amApplied_ when every applied slot is released, else kPeekBusy; published by
+  /// serviceInbox() for inboxPending().
+  std::atomic<std::uint64_t> amPeek_{0};
+  static constexpr std::uint64_t kPeekBusy = ~std::uint64_t{0};
   std::uint64_t amOutstanding_ = 0;  // targets with messages not known to be applied
   std::vector<std::uint8_t> amAwaitingAck_;
   struct AmPush {

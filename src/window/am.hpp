@@ -33,6 +33,11 @@ constexpr std::size_t kInboxReply = kInboxSlots + kSlotCount * kSlotBytes;
 /// target.
 constexpr std::size_t kInboxAppliedPush = kInboxReply + 8;
 constexpr std::size_t kReplyData = kInboxReply + 64;
+/// The local message mode (Window::amInts_) stores a reply straight into its origin's mapped
+/// control region: a reply of at most kReplyInlineBytes in the token's cache line from here,
+/// a longer one at kReplyData; then the token (directToken) at kInboxReply.
+constexpr std::size_t kReplyInline = kInboxReply + 16;
+constexpr std::size_t kReplyInlineBytes = 48;
 constexpr std::size_t kInboxBytes = 64 + kSlotCount * kSlotBytes + 64 + kSlotBytes;
 static_assert(kInboxOffset + kInboxBytes == kReplyData + kSlotBytes);
 
@@ -66,6 +71,14 @@ constexpr std::uint64_t kRepliedValues = std::uint64_t{1} << 61;
 /// The origin's `replied` word with kAmPush: kReplyTo | its rank (never a stamp, which stays
 /// below 2^62, so an origin that reads it back before the target replied is not misled).
 constexpr std::uint64_t kReplyTo = std::uint64_t{1} << 62;
+/// The token a target stores in the local message mode after the reply to message `stamp`:
+/// unique per (target, stamp) (stamps compared modulo 2^40, and an origin waits for each reply
+/// before its next message to that window), so the origin never clears the word between
+/// messages (a store to a line the target just wrote, which would hold up its next message).
+constexpr std::uint64_t directToken(int target, std::uint64_t stamp) {
+  return kRepliedPushed | (static_cast<std::uint64_t>(target) << kAppliedRankShift) |
+         (stamp & kAppliedCountMask);
+}
 
 /// The windows whose inboxes this rank serves. Messages are applied by whichever comes first:
 /// the progress thread, or the rank itself whenever it drives progress (Context::progress). One

@@ -212,6 +212,8 @@ void Window::agreeOnCpuAtomics() {
   if (!cpuAtomics_ && v[1] == 1) {
     amMode_ = true;
     amInts_ = true;
+    replyTo_.resize(static_cast<std::size_t>(p));
+    for (int r = 0; r < p; ++r) replyTo_[static_cast<std::size_t>(r)] = resolve(r).ctlDirect;
   }
 }
 
