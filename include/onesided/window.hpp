@@ -553,8 +553,9 @@ class Window {
   void checkRank(int target) const;
   /// This rank's control word `word`, read locally (remote atomics update it).
   [[nodiscard]] std::uint64_t ownControl(int word) const;
-  /// Validates a PSCW group: ranks in the window's group, each once. Returns them as a vector.
-  std::vector<int> pscwGroup(const char* call, std::span<const int> ranks) const;
+  /// Validates a PSCW group: ranks in the window's group, each once. Leaves them sorted in
+  /// `out` (whose capacity is reused: an epoch per iteration allocates nothing).
+  void pscwGroup(const char* call, std::span<const int> ranks, std::vector<int>& out) const;
   /// The passive-target checks shared by lock and lock_all.
   void checkLockable(const char* call, int assertion);
   // The general paths (out of line, so the fast cases above need no stack frame).
@@ -732,6 +733,7 @@ class Window {
   int locks_ = 0;                     // targets locked with MPI_Win_lock
   int procNullLocks_ = 0;             // MPI_Win_lock(MPI_PROC_NULL) epochs
   std::vector<int> started_;          // the MPI_Win_start group while its access epoch is open
+  std::vector<int> postGroup_;        // the last MPI_Win_post group (scratch)
   bool posted_ = false;               // an MPI_Win_post exposure epoch is open
   std::uint64_t postOrigins_ = 0;     // how many MPI_Win_complete notices end it
   std::uint64_t postsTaken_ = 0;      // kPostWord notices that MPI_Win_start has consumed

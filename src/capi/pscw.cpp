@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // General active target synchronisation (MPI_Win_post / start / complete / wait / test) and
 // MPI_Win_get_group: the C entry points over onesided::Window.
+#include <algorithm>
+#include <climits>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "capi/state.hpp"
@@ -9,23 +13,32 @@
 namespace onesided::capi {
 namespace {
 
-/// The members of `g` as ranks of the window's group; MPI_ERR_GROUP naming a member that is
-/// not in it.
-std::vector<int> windowRanks(const Window& w, MPI_Group g) {
-  const Group& group = capi::group(g);
-  const Group winGroup = w.comm().group();
+/// The members of `g` as ranks of the window's group (cached in `last`); MPI_ERR_GROUP naming
+/// a member that is not in it.
+std::span<const int> windowRanks(const Window& w, MPI_Group g, WinEntry::GroupRanks& last) {
+  const Group& group = capi::group(g);  // a freed or invalid handle fails here, cached or not
+  if (last.handle == g && g != MPI_GROUP_NULL) return last.ranks;
+  // World rank -> window rank, sorted once: O((n + p) log p), not a search of the window's
+  // group per member.
+  const std::vector<int>& world = w.comm().worldRanks();
+  std::vector<std::pair<int, int>> index(world.size());
+  for (std::size_t r = 0; r < world.size(); ++r) index[r] = {world[r], static_cast<int>(r)};
+  std::sort(index.begin(), index.end());
   std::vector<int> ranks;
   ranks.reserve(static_cast<std::size_t>(group.size()));
   for (int i = 0; i < group.size(); ++i) {
-    const int r = winGroup.rankOf(group.worldRank(i));
-    if (r < 0) {
+    const int wr = group.worldRank(i);
+    auto it = std::lower_bound(index.begin(), index.end(), std::pair<int, int>{wr, INT_MIN});
+    if (it == index.end() || it->first != wr) {
       throw Error(MPI_ERR_GROUP, "member " + std::to_string(i) + " of group " + std::to_string(g) +
-                                     " (world rank " + std::to_string(group.worldRank(i)) +
+                                     " (world rank " + std::to_string(wr) +
                                      ") is not in the window's group");
     }
-    ranks.push_back(r);
+    ranks.push_back(it->second);
   }
-  return ranks;
+  last.handle = g;
+  last.ranks = std::move(ranks);
+  return last.ranks;
 }
 
 }  // namespace
@@ -39,15 +52,15 @@ extern "C" {
 
 int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
   return call("MPI_Win_post", On::win(win), [&] {
-    auto& w = *capi::winEntry(win).win;
-    w.post(capi::windowRanks(w, group), assert);
+    auto& e = capi::winEntry(win);
+    e.win->post(capi::windowRanks(*e.win, group, e.postRanks), assert);
   });
 }
 
 int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
   return call("MPI_Win_start", On::win(win), [&] {
-    auto& w = *capi::winEntry(win).win;
-    w.start(capi::windowRanks(w, group), assert);
+    auto& e = capi::winEntry(win);
+    e.win->start(capi::windowRanks(*e.win, group, e.startRanks), assert);
   });
 }
 

@@ -38,6 +38,15 @@ struct WinEntry {
   int flavorAttr = 0;
   int modelAttr = MPI_WIN_UNIFIED;
   std::string name;  // MPI_Win_set_name; empty by default (MPI-3.1 §6.8)
+  /// The last group handles MPI_Win_post and MPI_Win_start named, as ranks of the window's
+  /// group: a program that opens an epoch per iteration with one group translates it once
+  /// (group handles are never reused, and a freed one is refused before this is consulted).
+  struct GroupRanks {
+    MPI_Group handle = MPI_GROUP_NULL;
+    std::vector<int> ranks;
+  };
+  GroupRanks postRanks;
+  GroupRanks startRanks;
 };
 
 /// An MPI_Info object: (key, value) pairs in the order they were first set (MPI_Info_get_nthkey

@@ -18,6 +18,7 @@
 // NIC's adds). The waiting itself reads the word locally.
 #include <algorithm>
 #include <atomic>
+#include <span>
 #include <string>
 
 #include "onesided/comm.hpp"
@@ -38,8 +39,9 @@ std::uint64_t Window::ownControl(int word) const {
   return std::atomic_ref<std::uint64_t>(words[word]).load(std::memory_order_acquire);
 }
 
-std::vector<int> Window::pscwGroup(const char* call, std::span<const int> ranks) const {
-  std::vector<int> group(ranks.begin(), ranks.end());
+void Window::pscwGroup(const char* call, std::span<const int> ranks,
+                       std::vector<int>& group) const {
+  group.assign(ranks.begin(), ranks.end());
   const int p = comm_.size();
   for (int r : group) {
     if (r < 0 || r >= p) {
@@ -51,7 +53,6 @@ std::vector<int> Window::pscwGroup(const char* call, std::span<const int> ranks)
   if (auto dup = std::adjacent_find(group.begin(), group.end()); dup != group.end()) {
     throw Error(kErrGroup, std::string(call) + ": rank " + str(*dup) + " is in the group twice");
   }
-  return group;
 }
 
 void Window::post(std::span<const int> origins, int assertion) {
@@ -72,10 +73,13 @@ void Window::post(std::span<const int> origins, int assertion) {
                                  str(static_cast<std::int64_t>(pendingOps_)) +
                                  " operations issued (end it with MPI_Win_fence first)");
   }
-  const auto group = pscwGroup("MPI_Win_post", origins);
+  std::vector<int>& group = postGroup_;
+  pscwGroup("MPI_Win_post", origins, group);
   // Our memory must be as the program left it before any origin may access it: stores to the
-  // window are ordered before the notices (a full barrier, then the atomics).
-  detail::fullBarrier();
+  // window are ordered before the notices. CPU atomics (cpuAtomics_, amInts_) are
+  // read-modify-writes that order every earlier store themselves; the transport's need a full
+  // barrier first.
+  if (!cpuAtomics_ && !amInts_) detail::fullBarrier();
   if ((assertion & kModeNocheck) == 0) {
     for (int r : group) {
       control(r, kPostWord, static_cast<int>(transport::AtomicOp::kFetchAdd), 1);
@@ -109,7 +113,8 @@ void Window::start(std::span<const int> targets, int assertion) {
                                  str(static_cast<std::int64_t>(pendingOps_)) +
                                  " operations issued (end it with MPI_Win_fence first)");
   }
-  auto group = pscwGroup("MPI_Win_start", targets);
+  std::vector<int>& group = started_;  // empty outside an access epoch (checked above)
+  pscwGroup("MPI_Win_start", targets, group);
   const std::uint64_t n = group.size();
   if ((assertion & kModeNocheck) == 0 && n > 0) {
     const std::uint64_t want = postsTaken_ + n;
@@ -117,7 +122,6 @@ void Window::start(std::span<const int> targets, int assertion) {
     postsTaken_ = want;
   }
   for (int r : group) targets_[static_cast<std::size_t>(r)].lock = kLockStarted;
-  started_ = std::move(group);
   epoch_ = Epoch::kPscw;
   ++epochs_;  // dynamic windows re-validate their attach tables once per epoch
   allOpen_ = false;
@@ -132,7 +136,13 @@ void Window::completeAccess() {
   // Every operation complete at its target before the target hears of it: the notice behind
   // the operations, in one round trip for all targets where the transport can
   // (addAfterOperations), otherwise once they are complete.
-  const std::vector<int> rest = addAfterOperations(started_, kCompleteWord, 1);
+  // With CPU atomics the notices are read-modify-writes, which order every store before them
+  // (the load / store path's included): no full barrier first, and no list to build.
+  const bool cpu = cpuAtomics_ || amInts_;
+  std::vector<int> added;
+  if (!cpu) added = addAfterOperations(started_, kCompleteWord, 1);
+  const std::span<const int> rest = cpu ? std::span<const int>(started_) : added;
+  if (cpu) needFence_ = false;
   if (started_.size() == static_cast<std::size_t>(comm_.size())) {
     complete(-1);
   } else {
@@ -156,8 +166,9 @@ bool Window::test() {
     if (ownControl(kCompleteWord) < want) return false;
   }
   completesTaken_ = want;
-  // The origins' data is complete in our memory; order our later loads after it.
-  detail::fullBarrier();
+  // The origins' data is complete in our memory: our later loads come after the count's
+  // (acquire) load above, which saw their release (CPU atomics) or the NIC's coherent writes.
+  std::atomic_thread_fence(std::memory_order_acquire);
   posted_ = false;
   postOrigins_ = 0;
   return true;
