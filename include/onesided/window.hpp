@@ -577,12 +577,21 @@ class Window {
                                         std::int64_t tcount, const Datatype& ttype, Op op);
   [[gnu::noinline]] void compareAndSwapSlow(const void* origin, const void* compare, void* result,
                                             const Datatype& type, int target, std::int64_t disp);
-  /// The exclusive lock's second step: compare-and-swap `target`'s lock word until it is taken.
-  void takeExclusive(int target);
+  /// The exclusive lock's second step: compare-and-swap `target`'s lock word until it is taken
+  /// (from `idle`, the word with no holder: 0, or kLockAllMark once marked; passive.cpp).
+  void takeExclusive(int target, std::uint64_t idle);
   /// acquire()'s exclusive lock through a transport that posts fetching atomics (verbs): the
   /// announcement at rank 0 and the target's word in one round trip. False, doing nothing,
   /// where it cannot (the caller announces, then takes the word).
-  bool acquireExclusiveAtOnce(int target);
+  bool acquireExclusiveAtOnce(int target, std::uint64_t idle);
+  /// On a window whose control words take transport atomics: takes `target`'s lock word with
+  /// one compare-and-swap, without announcing at rank 0, until the window's first lock_all has
+  /// marked the lock words (passive.cpp). False, with nothing held, once they are marked.
+  bool quietExclusiveRemote(int target);
+  /// That first lock_all's part (transport atomics): one rank marks every lock word and waits
+  /// for the exclusive locks taken quietly before its mark; the others wait for it. `master`:
+  /// the master word as this rank's add to it left it.
+  void markLockWords(std::uint64_t master);
   /// On a CPU-atomic window that has never seen MPI_Win_lock_all: takes `target`'s lock word
   /// without announcing at rank 0 (passive.cpp says why that is safe). False, with nothing
   /// held, once lock_all has begun or, unless `wait`, when the word is taken.
@@ -738,7 +747,10 @@ class Window {
   std::uint64_t postOrigins_ = 0;     // how many MPI_Win_complete notices end it
   std::uint64_t postsTaken_ = 0;      // kPostWord notices that MPI_Win_start has consumed
   std::uint64_t completesTaken_ = 0;  // kCompleteWord notices that MPI_Win_wait / test consumed
-  bool masterAddPosted_ = false;      // an unlock's add to rank 0's holder count may be in flight
+  // Transport atomics: whether this window's lock words are known to be marked by its first
+  // lock_all (a quiet exclusive lock would fail; an announced one takes a word from the mark).
+  bool marked_ = false;
+  bool masterAddPosted_ = false;  // an unlock's add to rank 0's holder count may be in flight
   // Accumulate by active message: whether this window uses it (the same on every rank), and
   // the target side's counters: messages applied, slots released, slots whose reply awaits the
   // origin's acknowledgement.

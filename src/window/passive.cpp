@@ -27,6 +27,21 @@
 // took its word before the lock_all set the bit, so the scan sees the word taken and waits for
 // it. Any later quiet locker sees the bit and announces itself. The scan runs once per window
 // (more only if several lock_alls start at once).
+//
+// Where the control words take transport (NIC) atomics, reading rank 0's word after the
+// compare-and-swap would cost a round trip of its own. There the news that a lock_all has begun
+// is put into every lock word instead: until then an exclusive lock is one compare-and-swap of
+// the target's word from 0 (and one add to give it back), as osc ucx's is, instead of four
+// atomics. The window's first lock_all (markLockWords):
+//   - claims the marking by setting kLockAllBegun in the master word (compare-and-swap; a rank
+//     that finds it claimed waits for kLockAllScanned instead);
+//   - adds kLockAllMark to every rank's lock word, and waits for each word whose add returned
+//     the exclusive bit until that bit is clear (a quiet holder's unlock);
+//   - sets kLockAllScanned.
+// A quiet compare-and-swap from 0 fails on a marked word; the locker learns so from the value
+// it returns, and announces itself as above, taking the word from kLockAllMark instead of 0. A
+// quiet lock taken before the mark is waited for; none can be taken after it. So the first
+// lock_all of a window costs p more atomics, once; every later one costs one, at any size.
 #include <sys/types.h>
 
 #include <algorithm>
@@ -54,6 +69,8 @@ constexpr std::uint64_t kMinusOne = ~std::uint64_t{0};  // fetch-add of -1
 constexpr std::uint64_t kLockAllBegun = std::uint64_t{1} << 62;
 constexpr std::uint64_t kLockAllScanned = std::uint64_t{1} << 63;
 constexpr std::uint64_t kAnnounced = (kLockAllBegun - 1) & ~kLowHalf;
+// Transport atomics: the mark the window's first lock_all adds to every lock word.
+constexpr std::uint64_t kLockAllMark = std::uint64_t{1} << 40;
 
 std::string str(std::int64_t v) { return std::to_string(v); }
 
@@ -288,7 +305,9 @@ std::uint8_t Window::acquire(LockType type, int target) {
   if (cpuAtomics_ && quietExclusive(resolve(target), true)) {
     return kLockQuiet;
   }
-  if (acquireExclusiveAtOnce(target)) return 0;
+  if (quietExclusiveRemote(target)) return kLockQuiet;
+  const std::uint64_t idle = marked_ ? kLockAllMark : 0;
+  if (acquireExclusiveAtOnce(target, idle)) return 0;
   // Exclusive: keep lock_all out (announce at rank 0), then take the target's word.
   for (unsigned attempt = 0;; ++attempt) {
     const std::uint64_t old =
@@ -297,11 +316,55 @@ std::uint8_t Window::acquire(LockType type, int target) {
     control(0, kMasterWord, static_cast<int>(AtomicOp::kFetchAdd), ~kExclusiveBit + 1);
     retryPause(attempt);
   }
-  takeExclusive(target);
+  takeExclusive(target, idle);
   return 0;
 }
 
-bool Window::acquireExclusiveAtOnce(int target) {
+bool Window::quietExclusiveRemote(int target) {
+  using transport::AtomicOp;
+  if (cpuAtomics_ || amInts_ || marked_) return false;
+  for (unsigned attempt = 0;; ++attempt) {
+    const std::uint64_t old =
+        control(target, kLockWord, static_cast<int>(AtomicOp::kCompareSwap), kExclusiveBit, 0);
+    if (old == 0) return true;
+    if ((old & kLockAllMark) != 0) {  // (the mark is added once per window: a bit, not a count)
+      marked_ = true;
+      return false;
+    }
+    retryPause(attempt);  // held: shared holders, or another quiet exclusive one
+  }
+}
+
+void Window::markLockWords(std::uint64_t master) {
+  using transport::AtomicOp;
+  constexpr int kCas = static_cast<int>(AtomicOp::kCompareSwap);
+  constexpr int kAdd = static_cast<int>(AtomicOp::kFetchAdd);
+  bool claimed = false;
+  while ((master & (kLockAllBegun | kLockAllScanned)) == 0) {
+    const std::uint64_t seen = control(0, kMasterWord, kCas, master | kLockAllBegun, master);
+    claimed = seen == master;
+    if (claimed) break;
+    master = seen;
+  }
+  if (!claimed) {
+    for (unsigned attempt = 0; (master & kLockAllScanned) == 0; ++attempt) {
+      retryPause(attempt);
+      master = readControl(0, kMasterWord * 8);
+    }
+    return;
+  }
+  const int p = comm_.size();
+  for (int r = 0; r < p; ++r) {
+    std::uint64_t word = control(r, kLockWord, kAdd, kLockAllMark);
+    for (unsigned attempt = 0; (word & kExclusiveBit) != 0; ++attempt) {
+      retryPause(attempt);
+      word = readControl(r, kLockWord * 8);
+    }
+  }
+  control(0, kMasterWord, kAdd, kLockAllScanned);
+}
+
+bool Window::acquireExclusiveAtOnce(int target, std::uint64_t idle) {
   using transport::AtomicOp;
   if (cpuAtomics_ || amInts_) return false;
   // The announcement at rank 0 and the compare-and-swap on the target's word in flight together:
@@ -316,8 +379,8 @@ bool Window::acquireExclusiveAtOnce(int target) {
     transport::Endpoint* master =
         postControlFetch(0, kMasterWord, AtomicOp::kFetchAdd, kExclusiveBit, 0, &announced);
     if (master == nullptr) return false;
-    transport::Endpoint* mine =
-        postControlFetch(target, kLockWord, AtomicOp::kCompareSwap, kExclusiveBit, 0, &word);
+    transport::Endpoint* mine = postControlFetch(target, kLockWord, AtomicOp::kCompareSwap,
+                                                 idle | kExclusiveBit, idle, &word);
     try {
       master->flush();
     } catch (...) {
@@ -331,16 +394,17 @@ bool Window::acquireExclusiveAtOnce(int target) {
       throw;
     }
     if (mine == nullptr) {
-      word = control(target, kLockWord, static_cast<int>(AtomicOp::kCompareSwap), kExclusiveBit, 0);
+      word = control(target, kLockWord, static_cast<int>(AtomicOp::kCompareSwap),
+                     idle | kExclusiveBit, idle);
     } else if (mine != master) {
       mine->flush();
     }
     if ((announced & kLowHalf) == 0) {
-      if (word != 0) takeExclusive(target);  // announced: now wait for the word alone
+      if (word != idle) takeExclusive(target, idle);  // announced: now wait for the word alone
       return true;
     }
     // A lock_all holds: withdraw both, wait, and try again.
-    if (word == 0) {
+    if (word == idle) {
       control(target, kLockWord, static_cast<int>(AtomicOp::kFetchAdd), ~kExclusiveBit + 1);
     }
     control(0, kMasterWord, static_cast<int>(AtomicOp::kFetchAdd), ~kExclusiveBit + 1);
@@ -362,11 +426,13 @@ transport::Endpoint* Window::postControlFetch(int target, int word, transport::A
   return &ep;
 }
 
-void Window::takeExclusive(int target) {
+void Window::takeExclusive(int target, std::uint64_t idle) {
   for (unsigned attempt = 0;; ++attempt) {
-    const std::uint64_t old = control(
-        target, kLockWord, static_cast<int>(transport::AtomicOp::kCompareSwap), kExclusiveBit, 0);
-    if (old == 0) return;
+    const std::uint64_t old =
+        control(target, kLockWord, static_cast<int>(transport::AtomicOp::kCompareSwap),
+                idle | kExclusiveBit, idle);
+    if (old == idle) return;
+    idle = old & kLockAllMark;  // (marked meanwhile: the word's idle value changed)
     retryPause(attempt);
   }
 }
@@ -621,7 +687,12 @@ void Window::lockAllSlow(int assertion) {
     for (unsigned attempt = 0;; ++attempt) {
       const std::uint64_t old = control(0, kMasterWord, static_cast<int>(AtomicOp::kFetchAdd), 1);
       if ((old & kAnnounced) == 0) {  // no announced exclusive locker anywhere
-        if (cpuAtomics_ && (old & kLockAllScanned) == 0) awaitQuietLocks();
+        if (cpuAtomics_) {
+          if ((old & kLockAllScanned) == 0) awaitQuietLocks();
+        } else if (!amInts_) {  // transport atomics: every lock word marked, once
+          if ((old & kLockAllScanned) == 0) markLockWords(old + 1);
+          marked_ = true;
+        }
         break;
       }
       control(0, kMasterWord, static_cast<int>(AtomicOp::kFetchAdd), kMinusOne);
