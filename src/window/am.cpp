@@ -523,9 +523,9 @@ void Window::directSend(Target& t, std::uint64_t ticket) {
 void Window::directAwait(int target, Target& t, std::uint64_t ticket, std::byte* reply,
                          std::size_t bytes) {
   // The target stores the values and then the token into this rank's control region: one
-  // cache line each way (the message, the reply) and nothing to acknowledge, against the slot
-  // reply's three crossings of one line (a fetch_and_op on a create window: 0.25-0.29 us
-  // against 0.18-0.22 us; two cores, one process each).
+  // cache line each way (the message, the reply) and nothing to acknowledge, where a reply in
+  // the slot crossed one line three times (a fetch_and_op + flush on a create window, 2 ranks
+  // on 2 cores: 0.19-0.29 us, against 0.26-0.39 us with the slot reply).
   std::atomic_ref<std::uint64_t> token(
       *reinterpret_cast<std::uint64_t*>(ctlMem_ + detail::kInboxReply));
   const std::uint64_t want = detail::directToken(target, ticket + 1);
