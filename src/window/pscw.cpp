@@ -166,9 +166,9 @@ bool Window::test() {
     if (ownControl(kCompleteWord) < want) return false;
   }
   completesTaken_ = want;
-  // The origins' data is complete in our memory: our later loads come after the count's
-  // (acquire) load above, which saw their release (CPU atomics) or the NIC's coherent writes.
-  std::atomic_thread_fence(std::memory_order_acquire);
+  // The origins' data is complete in our memory, and our later loads come after it: the
+  // count's load above is an acquire, which saw their release (CPU atomics) or the NIC's
+  // coherent writes. No full barrier (none is needed for loads after a load).
   posted_ = false;
   postOrigins_ = 0;
   return true;
