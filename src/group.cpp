@@ -2,7 +2,9 @@
 #include "onesided/group.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <unordered_set>
+#include <utility>
 
 #include "onesided/errors.hpp"
 
@@ -16,6 +18,19 @@ std::string str(int v) { return std::to_string(v); }
 int Group::rankOf(int worldRank) const noexcept {
   auto it = std::find(ranks_.begin(), ranks_.end(), worldRank);
   return it == ranks_.end() ? -1 : static_cast<int>(it - ranks_.begin());
+}
+
+std::vector<int> Group::ranksOf(std::span<const int> worldRanks) const {
+  std::vector<std::pair<int, int>> index(ranks_.size());  // (world rank, rank here), sorted
+  for (std::size_t r = 0; r < ranks_.size(); ++r) index[r] = {ranks_[r], static_cast<int>(r)};
+  std::sort(index.begin(), index.end());
+  std::vector<int> out;
+  out.reserve(worldRanks.size());
+  for (int w : worldRanks) {
+    auto it = std::lower_bound(index.begin(), index.end(), std::pair<int, int>{w, INT_MIN});
+    out.push_back(it != index.end() && it->first == w ? it->second : -1);
+  }
+  return out;
 }
 
 Group Group::incl(std::span<const int> ranks) const {

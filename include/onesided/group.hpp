@@ -21,6 +21,9 @@ class Group {
   [[nodiscard]] int size() const noexcept { return static_cast<int>(ranks_.size()); }
   /// The rank of world rank `worldRank` in this group, or -1 (MPI_UNDEFINED is the caller's).
   [[nodiscard]] int rankOf(int worldRank) const noexcept;
+  /// rankOf() of each world rank, through one sorted index: O((n + p) log p), not a search of
+  /// the group per rank.
+  [[nodiscard]] std::vector<int> ranksOf(std::span<const int> worldRanks) const;
   [[nodiscard]] int worldRank(int r) const { return ranks_[static_cast<std::size_t>(r)]; }
   [[nodiscard]] const std::vector<int>& worldRanks() const noexcept { return ranks_; }
 

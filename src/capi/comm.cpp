@@ -207,19 +207,23 @@ int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_G
     auto& b = capi::group(group2);
     auto r = capi::ints(ranks1, n, "ranks1");
     if (n > 0) capi::requireArg(ranks2, "ranks2");
-    std::vector<int> out(r.size());
+    std::vector<int> world(r.size(), -1);  // -1: MPI_PROC_NULL, never a world rank
     for (std::size_t i = 0; i < r.size(); ++i) {
-      if (r[i] == MPI_PROC_NULL) {
-        out[i] = MPI_PROC_NULL;
-        continue;
-      }
+      if (r[i] == MPI_PROC_NULL) continue;
       if (r[i] < 0 || r[i] >= a.size()) {
         throw onesided::Error(
             MPI_ERR_RANK, "ranks1[" + std::to_string(i) + "] = " + std::to_string(r[i]) +
                               " is not a rank of group1 (size " + std::to_string(a.size()) + ")");
       }
-      const int t = b.rankOf(a.worldRank(r[i]));
-      out[i] = t < 0 ? MPI_UNDEFINED : t;
+      world[i] = a.worldRank(r[i]);
+    }
+    std::vector<int> out = b.ranksOf(world);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (r[i] == MPI_PROC_NULL) {
+        out[i] = MPI_PROC_NULL;
+      } else if (out[i] < 0) {
+        out[i] = MPI_UNDEFINED;
+      }
     }
     if (!out.empty()) std::memcpy(ranks2, out.data(), out.size() * sizeof(int));
   });

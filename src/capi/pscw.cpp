@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // General active target synchronisation (MPI_Win_post / start / complete / wait / test) and
 // MPI_Win_get_group: the C entry points over onesided::Window.
-#include <algorithm>
-#include <climits>
 #include <span>
 #include <string>
 #include <utility>
@@ -18,23 +16,14 @@ namespace {
 std::span<const int> windowRanks(const Window& w, MPI_Group g, WinEntry::GroupRanks& last) {
   const Group& group = capi::group(g);  // a freed or invalid handle fails here, cached or not
   if (last.handle == g && g != MPI_GROUP_NULL) return last.ranks;
-  // World rank -> window rank, sorted once: O((n + p) log p), not a search of the window's
-  // group per member.
-  const std::vector<int>& world = w.comm().worldRanks();
-  std::vector<std::pair<int, int>> index(world.size());
-  for (std::size_t r = 0; r < world.size(); ++r) index[r] = {world[r], static_cast<int>(r)};
-  std::sort(index.begin(), index.end());
-  std::vector<int> ranks;
-  ranks.reserve(static_cast<std::size_t>(group.size()));
-  for (int i = 0; i < group.size(); ++i) {
-    const int wr = group.worldRank(i);
-    auto it = std::lower_bound(index.begin(), index.end(), std::pair<int, int>{wr, INT_MIN});
-    if (it == index.end() || it->first != wr) {
+  std::vector<int> ranks = Group(w.comm().worldRanks()).ranksOf(group.worldRanks());
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i] < 0) {
       throw Error(MPI_ERR_GROUP, "member " + std::to_string(i) + " of group " + std::to_string(g) +
-                                     " (world rank " + std::to_string(wr) +
+                                     " (world rank " +
+                                     std::to_string(group.worldRank(static_cast<int>(i))) +
                                      ") is not in the window's group");
     }
-    ranks.push_back(it->second);
   }
   last.handle = g;
   last.ranks = std::move(ranks);
