@@ -588,6 +588,9 @@ class Window {
   /// one compare-and-swap, without announcing at rank 0, until the window's first lock_all has
   /// marked the lock words (passive.cpp). False, with nothing held, once they are marked.
   bool quietExclusiveRemote(int target);
+  /// Whether this window's control words take CPU atomics (cpuAtomics_, or the local message
+  /// mode's amInts_) rather than the transport's: the branch every lock and notice takes.
+  [[nodiscard]] bool cpuControl() const noexcept { return cpuAtomics_ || amInts_; }
   /// That first lock_all's part (transport atomics): one rank marks every lock word and waits
   /// for the exclusive locks taken quietly before its mark; the others wait for it. `master`:
   /// the master word as this rank's add to it left it.

@@ -92,7 +92,7 @@ std::uint64_t Window::control(int target, int word, int op, std::uint64_t operan
                               std::uint64_t compare) {
   Target& t = cpuAtomics_ ? resolve(target) : describe(target);
   ++controlOps_;
-  if (cpuAtomics_ || amInts_) {  // (amInts_: every target's t.ctlDirect set at creation)
+  if (cpuControl()) {  // (amInts_: every target's t.ctlDirect set at creation)
     return transport::cpuAtomic<std::uint64_t>(static_cast<transport::AtomicOp>(op),
                                                t.ctlDirect + static_cast<std::size_t>(word) * 8,
                                                operand, compare);
@@ -109,7 +109,7 @@ std::uint64_t Window::control(int target, int word, int op, std::uint64_t operan
 
 std::vector<int> Window::addAfterOperations(std::span<const int> targets, int word,
                                             std::uint64_t value) {
-  if (cpuAtomics_ || amInts_) return {targets.begin(), targets.end()};
+  if (cpuControl()) return {targets.begin(), targets.end()};
   std::vector<int> rest;
   std::vector<transport::Endpoint*> added;
   // Stores on the load / store path (an on-node peer's pages) visible before any add is posted.
@@ -322,7 +322,7 @@ std::uint8_t Window::acquire(LockType type, int target) {
 
 bool Window::quietExclusiveRemote(int target) {
   using transport::AtomicOp;
-  if (cpuAtomics_ || amInts_ || marked_) return false;
+  if (cpuControl() || marked_) return false;
   for (unsigned attempt = 0;; ++attempt) {
     const std::uint64_t old =
         control(target, kLockWord, static_cast<int>(AtomicOp::kCompareSwap), kExclusiveBit, 0);
@@ -366,7 +366,7 @@ void Window::markLockWords(std::uint64_t master) {
 
 bool Window::acquireExclusiveAtOnce(int target, std::uint64_t idle) {
   using transport::AtomicOp;
-  if (cpuAtomics_ || amInts_) return false;
+  if (cpuControl()) return false;
   // The announcement at rank 0 and the compare-and-swap on the target's word in flight together:
   // one round trip. Taking the word before the announcement has landed is safe: each side of
   // the protocol still acts only on what its own increment returned. An exclusive holder's
@@ -689,7 +689,7 @@ void Window::lockAllSlow(int assertion) {
       if ((old & kAnnounced) == 0) {  // no announced exclusive locker anywhere
         if (cpuAtomics_) {
           if ((old & kLockAllScanned) == 0) awaitQuietLocks();
-        } else if (!amInts_) {  // transport atomics: every lock word marked, once
+        } else if (!cpuControl()) {  // transport atomics: every lock word marked, once
           if ((old & kLockAllScanned) == 0) markLockWords(old + 1);
           marked_ = true;
         }

@@ -79,7 +79,7 @@ void Window::post(std::span<const int> origins, int assertion) {
   // window are ordered before the notices. CPU atomics (cpuAtomics_, amInts_) are
   // read-modify-writes that order every earlier store themselves; the transport's need a full
   // barrier first.
-  if (!cpuAtomics_ && !amInts_) detail::fullBarrier();
+  if (!cpuControl()) detail::fullBarrier();
   if ((assertion & kModeNocheck) == 0) {
     for (int r : group) {
       control(r, kPostWord, static_cast<int>(transport::AtomicOp::kFetchAdd), 1);
@@ -138,7 +138,7 @@ void Window::completeAccess() {
   // (addAfterOperations), otherwise once they are complete.
   // With CPU atomics the notices are read-modify-writes, which order every store before them
   // (the load / store path's included): no full barrier first, and no list to build.
-  const bool cpu = cpuAtomics_ || amInts_;
+  const bool cpu = cpuControl();
   std::vector<int> added;
   if (!cpu) added = addAfterOperations(started_, kCompleteWord, 1);
   const std::span<const int> rest = cpu ? std::span<const int>(started_) : added;
