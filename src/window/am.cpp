@@ -530,9 +530,7 @@ void Window::directAwait(int target, Target& t, std::uint64_t ticket, std::byte*
       *reinterpret_cast<std::uint64_t*>(ctlMem_ + detail::kInboxReply));
   const std::uint64_t want = detail::directToken(target, ticket + 1);
   comm_.context().waitUntil([&] { return token.load(std::memory_order_acquire) == want; });
-  const std::size_t at =
-      bytes <= detail::kReplyInlineBytes ? detail::kReplyInline : detail::kReplyData;
-  detail::copyBytes(reply, ctlMem_ + at, bytes);
+  detail::copyBytes(reply, ctlMem_ + detail::directReplyOffset(bytes), bytes);
   noteApplied(t, ticket + 1);
 }
 
@@ -750,8 +748,7 @@ bool Window::serviceInbox(bool owner) {
       const std::size_t replyBytes = cas ? elem : std::size_t{h.dataBytes};
       std::byte* old = nullptr;
       if (storeTo) {
-        old = octl +
-              (replyBytes <= detail::kReplyInlineBytes ? detail::kReplyInline : detail::kReplyData);
+        old = octl + detail::directReplyOffset(replyBytes);
       } else if (fetch) {
         amScratch_.resize(replyBytes);
         old = amScratch_.data();

@@ -38,6 +38,10 @@ constexpr std::size_t kReplyData = kInboxReply + 64;
 /// a longer one at kReplyData; then the token (directToken) at kInboxReply.
 constexpr std::size_t kReplyInline = kInboxReply + 16;
 constexpr std::size_t kReplyInlineBytes = 48;
+/// Where in the origin's control region that mode puts a reply of `bytes` (both sides ask).
+constexpr std::size_t directReplyOffset(std::size_t bytes) {
+  return bytes <= kReplyInlineBytes ? kReplyInline : kReplyData;
+}
 constexpr std::size_t kInboxBytes = 64 + kSlotCount * kSlotBytes + 64 + kSlotBytes;
 static_assert(kInboxOffset + kInboxBytes == kReplyData + kSlotBytes);
 
