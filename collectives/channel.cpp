@@ -162,8 +162,17 @@ constexpr std::size_t kZeroCopyDefault = std::size_t{16} << 10;
 // And to peers on the load / store path from this size, when the send buffer lies in an
 // MPI_Alloc_mem region (which the receiver maps).
 constexpr std::size_t kZeroCopyAllocatedDefault = std::size_t{16} << 10;
-// And to peers that read my memory with cross-memory attach, from this size.
-constexpr std::size_t kZeroCopyAttachDefault = std::size_t{16} << 10;
+// And to peers that read my memory with cross-memory attach (where the read measured fast
+// enough, attachPaysOff), from these sizes. An attach read moves the stream's one copy to the
+// receiver and leaves the sender idle, where the ring's two copies run on both cores at once;
+// it pays off from 32 KiB when this rank also receives in the phase (an exchange: alltoall(v),
+// allgather, where it halves the copying every core does), and from 128 KiB for a stream one
+// way (bcast, scatter, gather), where it must beat one pipelined copy. 2 ranks on this kind of
+// machine (probe 2.2-2.6 copies), us ring / attach: alltoallv 32 KiB 7.3 / 4.9, 128 KiB
+// 26.8 / 14.0; bcast 32 KiB 2.8 / 3.1, 64 KiB 5.7 / 5.9, 128 KiB 11.3 / 7.5; scatter 16 KiB
+// 2.1 / 2.4, 128 KiB 14.5 / 12.7.
+constexpr std::size_t kZeroCopyAttachExchange = std::size_t{32} << 10;
+constexpr std::size_t kZeroCopyAttachOneWay = std::size_t{128} << 10;
 
 }  // namespace
 
@@ -274,17 +283,18 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
   inflight_ = static_cast<int>(envSize("ONESIDED_COLL_INFLIGHT", 4, 1, 1 << 20));
   // Rendezvous from 16 KiB to peers reached by put (each chunk there costs a round trip). On
   // the load / store path by the ring, where the sender's copy in and the receiver's copy out
-  // overlap and stay in cache, except from 16 KiB to a peer that reads my memory with
-  // cross-memory attach, which it does only where that measured no slower than about two
-  // copies (attachPaysOff: on some machines a read runs at copy speed, on others it pins every
-  // page first and runs 4 times slower), and for MPI_Alloc_mem buffers, read through the
-  // mapping. ONESIDED_COLL_ZCOPY sets all three (tests send almost everything by rendezvous
-  // that way).
+  // overlap and stay in cache, except to a peer that reads my memory with cross-memory attach
+  // (from 32 KiB in an exchange, 128 KiB one way), which it does only where that measured no
+  // slower than about three copies (attachPaysOff: on some machines a read runs at copy speed,
+  // on others it pins every page first and runs 4 times slower), and from 16 KiB for
+  // MPI_Alloc_mem buffers, read through the mapping. ONESIDED_COLL_ZCOPY sets all three (tests send
+  // almost everything by rendezvous that way).
   zcopyPut_ = envSize("ONESIDED_COLL_ZCOPY", kZeroCopyDefault, 0, SIZE_MAX);
   const char* z = std::getenv("ONESIDED_COLL_ZCOPY");
   const bool zset = z != nullptr && *z != '\0';
   zcopyDirect_ = zset ? zcopyPut_ : 0;
-  zcopyAttach_ = zset ? zcopyPut_ : kZeroCopyAttachDefault;
+  zcopyAttach_ = zset ? zcopyPut_ : kZeroCopyAttachExchange;
+  zcopyAttachOneWay_ = zset ? zcopyPut_ : kZeroCopyAttachOneWay;
   // Reading a sender's mapped buffer is a single memcpy, which beats the ring's two.
   zcopyAllocated_ = zset ? zcopyPut_ : kZeroCopyAllocatedDefault;
   if (const char* a = std::getenv("ONESIDED_COLL_ALG"); a != nullptr && *a != '\0') {
@@ -321,6 +331,7 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
       attach_ = AttachMode::kNever;
     } else if (v == "1") {
       attach_ = AttachMode::kAlways;
+      zcopyAttachOneWay_ = zcopyAttach_;  // forced: every stream the exchange threshold takes
     } else if (v != "auto") {
       throw Error(kErrArg, "ONESIDED_COLL_ATTACH=" + std::string(v) + ": expected 0, 1 or auto");
     }
@@ -429,10 +440,12 @@ bool Channel::attachPaysOff(const Peer& p) {
   // Read with process_vm_readv and copied through the mapping, the best of a few tries each
   // (a try may be preempted). On one machine the read ran at copy speed (2 ranks, 512 KiB bcast
   // 35.7 us by the ring, 17.9 by attach), on another 3.7 times slower than a copy, pinning
-  // pages (bcast 27.9 by the ring, 34.4 by attach; at 16 KiB 1.2 against 5.3): the ring's two
-  // copies overlap, sender and receiver each making one, so attach pays off only while it
-  // costs at most about two copies.
-  constexpr double kAttachCostMax = 2.0;
+  // pages (bcast 27.9 by the ring, 34.4 by attach; at 16 KiB 1.2 against 5.3), on a third
+  // 2.2-2.6 times slower (alltoallv 2 ranks 128 KiB 26.8 us by the ring, 14.0 by attach; bcast
+  // 11.3 against 7.5): what the ring costs is not a hot copy but a copy into cells the other
+  // core has just read, and an exchange pays two of those per stream, so attach pays off up to
+  // about three hot copies (with the size thresholds of kZeroCopyAttachExchange / OneWay).
+  constexpr double kAttachCostMax = 3.0;
   constexpr int kTries = 4;
   const std::size_t len = std::min<std::size_t>(ringBytes_, std::size_t{64} << 10);
   const std::size_t off = slotOff(me_, 0);
@@ -602,7 +615,8 @@ Channel::Start Channel::startRendezvous(SendState& s, Peer& p, std::uint64_t fre
     if (const std::vector<std::byte>* k = ctx_.memoryKey(s.op->src.buf, s.total)) {
       s.exposedKey = *k;  // MPI_Alloc_mem memory: exposed already, to every peer
       s.allocated = true;
-    } else if (p.direct != nullptr && s.op->peer != me_ && attachedBy(s.op->peer)) {
+    } else if (p.direct != nullptr && s.op->peer != me_ && s.op->byAttach &&
+               attachedBy(s.op->peer)) {
       s.attached = true;  // read by pid and address: nothing to register
     } else {
       try {
@@ -965,20 +979,22 @@ void Channel::checkFolds() {
   }
 }
 
-bool Channel::wantsRendezvous(int peer, const Peer& p, const void* buf, std::uint64_t total) {
+bool Channel::wantsRendezvous(int peer, const Peer& p, const void* buf, std::uint64_t total,
+                              bool exchange, bool byAttach) {
   if (p.direct == nullptr) return zcopyPut_ > 0 && total >= zcopyPut_;
   if (zcopyDirect_ > 0 && total >= zcopyDirect_) return true;
-  if (zcopyAttach_ > 0 && total >= zcopyAttach_ && attachedBy(peer)) return true;
+  const std::size_t attachFrom = exchange ? zcopyAttach_ : zcopyAttachOneWay_;
+  if (byAttach && attachFrom > 0 && total >= attachFrom && attachedBy(peer)) return true;
   return zcopyAllocated_ > 0 && total >= zcopyAllocated_ &&
          ctx_.findMemory(buf, static_cast<std::size_t>(total)) != nullptr;
 }
 
-bool Channel::sendSmall(const SendOp& o) {
+bool Channel::sendSmall(const SendOp& o, bool exchange) {
   if (o.avail != nullptr || o.livePoison != nullptr || !o.src.type->contiguous()) return false;
   Peer& p = resolve(o.peer);
   const std::uint64_t total = streamBytes(o.src);
   if (p.direct == nullptr || total > maxPayload_ ||
-      (o.poison == 0 && wantsRendezvous(o.peer, p, o.src.buf, total))) {
+      (o.poison == 0 && wantsRendezvous(o.peer, p, o.src.buf, total, exchange, o.byAttach))) {
     return false;  // put, more than a chunk, or a rendezvous
   }
   const ChunkHeader h = header(total, total, o.poison, kData, signatureOf(o.src));
@@ -1076,8 +1092,11 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs) 
   // chunks arrive, without the general path's per-phase state (a small collective's time is
   // mostly bookkeeping). Whatever these do not take (a put, a rendezvous, a full ring, an
   // error, a send behind one of those) goes the general way, in order.
+  // An exchange: this rank receives in the phase too (its sends that forward what it receives
+  // are not part of one).
+  const bool receives = !recvs.empty();
   std::size_t sent = 0;
-  while (sent < sends.size() && sendSmall(sends[sent])) ++sent;
+  while (sent < sends.size() && sendSmall(sends[sent], receives)) ++sent;
   sends = sends.subspan(sent);
   SmallVec<RecvOp, 8> rest;
   if (sends.empty()) {
@@ -1095,7 +1114,8 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs) 
   prepare(recvKept_, recvView_, recvs);
   for (SendState* s : sendView_) {
     s->rendezvous = s->op->src.type->contiguous() && s->op->poison == 0 &&
-                    wantsRendezvous(s->op->peer, resolve(s->op->peer), s->op->src.buf, s->total);
+                    wantsRendezvous(s->op->peer, resolve(s->op->peer), s->op->src.buf, s->total,
+                                    receives && s->op->avail == nullptr, s->op->byAttach);
   }
   for (const RecvState* r : recvView_) resolve(r->op->peer);
   auto ready = [&] {

@@ -82,6 +82,12 @@ struct SendOp {
   /// meanwhile. Null: the whole stream is there.
   const std::uint64_t* avail = nullptr;
   const int* livePoison = nullptr;
+  /// Whether the stream may go by cross-memory attach, which puts its whole copy on the
+  /// receiver: false where the receiver is the phase's bottleneck, because it folds the stream
+  /// (a fold straight from the ring is one pass; attach adds a copy before it: 2 ranks, reduce
+  /// of 512 KiB 63 us by the ring, 101 by attach) or takes the streams of several senders (a
+  /// gather's root: 1 MiB 189 against 225).
+  bool byAttach = true;
 };
 
 struct RecvOp {
@@ -240,8 +246,11 @@ class Channel {
   bool attachPaysOff(const Peer& p);
   /// Whether `member` told me it reads my memory with cross-memory attach.
   [[nodiscard]] bool attachedBy(int member) const;
-  /// Whether a contiguous stream of `total` bytes at buf to `peer` goes by rendezvous.
-  bool wantsRendezvous(int peer, const Peer& p, const void* buf, std::uint64_t total);
+  /// Whether a contiguous stream of `total` bytes at buf to `peer` goes by rendezvous;
+  /// `exchange`: this rank receives in the same phase (cross-memory attach pays off sooner);
+  /// `byAttach`: SendOp::byAttach.
+  bool wantsRendezvous(int peer, const Peer& p, const void* buf, std::uint64_t total, bool exchange,
+                       bool byAttach);
   /// Folds the next `len` bytes of a folding receive's stream (RecvOp::foldBase).
   static void fold(RecvState& r, const std::byte* in, std::size_t len);
   /// Whether every folding receive of the phase has its first chunk, and whether one failed.
@@ -257,7 +266,7 @@ class Channel {
   /// or consumed, and the general path takes the operation. recvSmall waits for the chunk when
   /// `wait`, else answers kNotYet while it has not arrived.
   enum class Small { kDone, kNotYet, kDecline };
-  bool sendSmall(const SendOp& o);
+  bool sendSmall(const SendOp& o, bool exchange);
   Small recvSmall(const RecvOp& o, bool wait);
   /// run()'s fast case for a phase of several receives whose sends all went by sendSmall: takes
   /// each chunk as it arrives, in any order (waiting on one peer in turn could hold up another
@@ -313,8 +322,9 @@ class Channel {
   // MPI_Alloc_mem region (mapped by the receiver: one memcpy instead of the ring's two).
   std::size_t zcopyAllocated_ = 0;
   // On the load / store path, streams from this many bytes to a peer that reads my memory with
-  // cross-memory attach (one copy, nothing registered).
+  // cross-memory attach (one copy, nothing registered): in an exchange, and one way.
   std::size_t zcopyAttach_ = 0;
+  std::size_t zcopyAttachOneWay_ = 0;
   std::uint64_t mappedReads_ = 0;
   std::uint64_t allocKeysUnpacked_ = 0;
   std::uint64_t attachedReads_ = 0;

@@ -194,6 +194,7 @@ const std::byte* reducePacked(Comm& c, const Stream& in, int kind, Op op, int ro
     // order.
     if (!isRoot) {
       SendOp s{root, bytes(mine, n), 0};
+      s.byAttach = false;  // the root takes every stream
       f.run(ch, {&s, 1}, {});
       f.rethrow();
       return nullptr;
@@ -231,6 +232,7 @@ const std::byte* reducePacked(Comm& c, const Stream& in, int kind, Op op, int ro
   if (kids.empty()) {
     if (!isRoot) {
       SendOp s{t.parent(), bytes(mine, n), 0};
+      s.byAttach = false;  // the parent folds it
       f.run(ch, {&s, 1}, {});
       f.rethrow();
       return nullptr;
@@ -245,6 +247,7 @@ const std::byte* reducePacked(Comm& c, const Stream& in, int kind, Op op, int ro
   f.run(ch, {}, recvs);
   if (!isRoot) {
     SendOp s{t.parent(), bytes(acc, n), f.errorClass()};
+    s.byAttach = false;  // the parent folds it
     f.run(ch, {&s, 1}, {});
     f.rethrow();
     return nullptr;

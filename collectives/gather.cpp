@@ -53,6 +53,7 @@ void gather(Comm& comm, const void* sbuf, int scount, const Datatype* stype, voi
   if (!useTree(forcedAlg(comm), p, bb, kGatherTreeBelow, kLinearUpTo)) {
     if (!isRoot) {
       SendOp s{root, {sbuf, static_cast<std::size_t>(scount), st}, 0};
+      s.byAttach = false;  // the root takes every stream
       f.run(ch, {&s, 1}, {});
     } else {
       RecvList recvs;
@@ -79,6 +80,7 @@ void gather(Comm& comm, const void* sbuf, int scount, const Datatype* stype, voi
   f.run(ch, {}, recvs);
   if (!isRoot) {
     SendOp s{t.parent(), bytes(tmp.data(), tmp.size(), sig), f.errorClass()};
+    s.byAttach = false;  // the parent takes several streams
     f.run(ch, {&s, 1}, {});
     f.rethrow();
     return;
@@ -122,6 +124,7 @@ void gatherv(Comm& comm, const void* sbuf, int scount, const Datatype* stype, vo
   Failure f;
   if (!isRoot) {
     SendOp s{root, {sbuf, static_cast<std::size_t>(scount), st}, 0};
+    s.byAttach = false;  // the root takes every stream
     f.run(comm.channel(), {&s, 1}, {});
   } else {
     RecvList recvs;

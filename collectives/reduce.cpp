@@ -112,6 +112,7 @@ void allreduceHalving(Comm& comm, const Stream& input, int kind, Op op, std::siz
     const Range keep = lower ? Range{mine.lo, mid} : Range{mid, mine.hi};
     const Range give = lower ? Range{mid, mine.hi} : Range{mine.lo, mid};
     SendOp s{me ^ mask, span(base, give), f.errorClass()};
+    s.byAttach = false;  // the partner folds it
     RecvOp r = foldFrom(me ^ mask, acc + keep.lo * e, (keep.hi - keep.lo) * e, base + keep.lo * e,
                         op, kind);
     f.run(ch, {&s, 1}, {&r, 1});
@@ -126,6 +127,9 @@ void allreduceHalving(Comm& comm, const Stream& input, int kind, Op op, std::siz
     const Range theirs = mine.lo == whole.lo ? Range{mine.hi, whole.hi} : Range{whole.lo, mine.lo};
     if (mask == 1 && direct != nullptr && f.errorClass() == 0) out = direct;
     SendOp s{me ^ mask, span(acc, mine), f.errorClass()};
+    // Just folded here, and measured slower by attach (2 ranks, 64 KiB: 19.8 us, 13.5 by the
+    // ring).
+    s.byAttach = false;
     RecvOp r{me ^ mask, span(out, theirs), nullptr};
     f.run(ch, {&s, 1}, {&r, 1});
     if (out == direct && f.errorClass() == 0) {
@@ -192,6 +196,7 @@ void allreduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Dataty
                                             : scratch[0];
       const int partner = comm.rank() ^ mask;
       SendOp s{partner, bytes(cur, bytesN), f.errorClass()};
+      s.byAttach = false;  // the partner folds it
       RecvOp r = foldFrom(partner, next, bytesN, cur, op, c.kind);
       f.run(ch, {&s, 1}, {&r, 1});
       cur = next;

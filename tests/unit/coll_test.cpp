@@ -355,6 +355,56 @@ TEST_P(Collectives, RendezvousByAttachOrKey) {
   }
 }
 
+// Cross-memory attach puts a stream's whole copy on its receiver, so a stream that the receiver
+// folds (reduce), or that a root takes with every other member's (gather), goes through the ring
+// even where attach is forced; an exchange (alltoall) reads by attach. Results are checked too.
+TEST_P(Collectives, AttachLeavesFoldsAndFanInToTheRing) {
+  auto [transport, n, alg, chunk] = GetParam();
+  if (chunk != 0 || n < 2) GTEST_SKIP() << "rendezvous runs with the default chunk, 2+ ranks";
+  if (transport == "self_deferred" || transport == "verbs") {
+    GTEST_SKIP() << "no load / store path between the ranks";
+  }
+  setenv("ONESIDED_COLL_ATTACH", "1", 1);
+  spawn(n, transport, [&](Context& ctx) {
+    Comm& c = ctx.world();
+    const int p = c.size();
+    const int me = c.rank();
+    constexpr int kCount = 4096;  // 32 KiB of long per member: every stream by rendezvous
+    const Datatype& lt = datatypeOf<long>();
+    std::vector<long> s(static_cast<std::size_t>(kCount) * static_cast<std::size_t>(p));
+    std::vector<long> r(s.size());
+    for (int to = 0; to < p; ++to) {
+      for (int k = 0; k < kCount; ++k) s[static_cast<std::size_t>(to * kCount + k)] = v(me, to, k);
+    }
+    coll::alltoall(c, s.data(), kCount, &lt, r.data(), kCount, &lt);  // peers resolve and probe
+    const detail::Channel& ch = c.channel();
+    const std::uint64_t before = ch.attachedReads();
+    for (int root = 0; root < p; ++root) {
+      std::vector<long> sum(kCount, -1);
+      coll::reduce(c, s.data(), sum.data(), kCount, &lt, Op::kSum, root);
+      coll::gather(c, s.data(), kCount, &lt, r.data(), kCount, &lt, root);
+      if (me != root) continue;
+      for (int k = 0; k < kCount; ++k) {
+        long want = 0;
+        for (int i = 0; i < p; ++i) want += v(i, 0, k);
+        ASSERT_EQ(sum[static_cast<std::size_t>(k)], want) << "reduce element " << k;
+        for (int i = 0; i < p; ++i) {
+          ASSERT_EQ(r[static_cast<std::size_t>(i * kCount + k)], v(i, 0, k)) << "gather " << i;
+        }
+      }
+    }
+    EXPECT_EQ(ch.attachedReads(), before) << "a folded or gathered stream was read by attach";
+    coll::alltoall(c, s.data(), kCount, &lt, r.data(), kCount, &lt);
+    for (int i = 0; i < p; ++i) {
+      for (int k = 0; k < kCount; ++k) {
+        ASSERT_EQ(r[static_cast<std::size_t>(i * kCount + k)], v(i, me, k)) << "alltoall " << i;
+      }
+    }
+    EXPECT_GT(ch.attachedReads(), before) << "the alltoall did not read by attach";
+  });
+  unsetenv("ONESIDED_COLL_ATTACH");
+}
+
 // Allreduce of a vector of 80 KiB (recursive halving on 2 and 8 ranks): a count that does
 // not divide by the number of ranks, out of place and in place, every rank checked element by
 // element against the serial sum.
