@@ -10,7 +10,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake pkg-config git ca-certificates \
   libucx-dev ucx-utils libibverbs-dev librdmacm-dev \
   libspdlog-dev libfmt-dev libcli11-dev libgtest-dev libgmock-dev libhwloc-dev \
-  openmpi-bin libopenmpi-dev gnuplot-nox python3 procps psmisc clang-format \
+  openmpi-bin libopenmpi-dev mpich libmpich-dev gnuplot-nox python3 procps psmisc clang-format \
   qemu-system-x86 busybox-static cpio kmod xz-utils iproute2 gdb \
   rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest \
   libpmix-dev slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge util-linux bc >/dev/null

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The README's main command: installs the dependencies, builds, runs the examples under
 # onesided-run (UCX over shared memory, the embedded default), then prints the put / get
-# latency and bandwidth table next to Debian's Open MPI, memcpy and ucx_perftest.
+# latency and bandwidth table next to Debian's Open MPI and MPICH, memcpy and ucx_perftest.
 # Usage: tests/run_main.sh [build-dir]   (default: build)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -23,5 +23,5 @@ for ex in "$build"/examples/*; do
   done
 done
 
-echo "== benchmarks (2 ranks; medians; ratios against Debian's Open MPI)"
+echo "== benchmarks (2 ranks; medians; ratios against Debian's Open MPI and MPICH)"
 "$here/bench/compare" --build "$build" --out "$build/bench-out" ${ONESIDED_BENCH_ARGS:-}
