@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "copy.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -62,5 +66,51 @@ void copyBackward(std::byte* dst, const std::byte* src, std::size_t n) noexcept 
   std::memmove(dst, src, n);
 }
 #endif
+
+namespace {
+
+bool measureAliasedCopy() noexcept {
+  if (const char* e = std::getenv("ONESIDED_COPY_BACKWARD"); e != nullptr && *e != '\0') {
+    return *e == '1';
+  }
+  constexpr std::size_t kLen = std::size_t{16} << 10;
+  constexpr std::size_t kPage = 4096;
+  constexpr std::size_t kShift = 16;  // a malloc'ed buffer against a page-aligned window
+  void* a = std::aligned_alloc(kPage, kLen + kPage);
+  void* b = std::aligned_alloc(kPage, kLen + kPage);
+  bool slow = true;  // without buffers to measure with: what this code did before it measured
+  if (a != nullptr && b != nullptr) {
+    std::memset(a, 1, kLen + kPage);
+    std::memset(b, 2, kLen + kPage);
+    const auto* src = static_cast<const std::byte*>(a);
+    std::byte* dst = static_cast<std::byte*>(b) + kShift;
+    using Clock = std::chrono::steady_clock;
+    double plain = 1e30;
+    double backward = 1e30;
+    for (int t = 0; t <= 5; ++t) {  // try 0 warms both up; a try may be preempted
+      const auto t0 = Clock::now();
+      std::memcpy(dst, src, kLen);
+      asm volatile("" : : "r"(dst) : "memory");  // NOLINT: keep the copy
+      const auto t1 = Clock::now();
+      copyBackward(dst, src, kLen);
+      asm volatile("" : : "r"(dst) : "memory");  // NOLINT
+      const auto t2 = Clock::now();
+      if (t == 0) continue;
+      plain = std::min(plain, std::chrono::duration<double, std::nano>(t1 - t0).count());
+      backward = std::min(backward, std::chrono::duration<double, std::nano>(t2 - t1).count());
+    }
+    slow = plain > 1.25 * backward;
+  }
+  std::free(a);
+  std::free(b);
+  return slow;
+}
+
+}  // namespace
+
+bool aliasedCopyIsSlow() noexcept {
+  static const bool slow = measureAliasedCopy();
+  return slow;
+}
 
 }  // namespace onesided::detail
