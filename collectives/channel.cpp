@@ -167,7 +167,8 @@ constexpr std::size_t kZeroCopyAllocatedDefault = std::size_t{16} << 10;
 // receiver and leaves the sender idle, where the ring's two copies run on both cores at once;
 // it pays off from 32 KiB when this rank also receives in the phase (an exchange: alltoall(v),
 // allgather, where it halves the copying every core does), and from 128 KiB for a stream one
-// way (bcast, scatter, gather), where it must beat one pipelined copy. 2 ranks on this kind of
+// way (bcast, scatter), where it must beat one pipelined copy (SendOp::byAttach keeps folded
+// and gathered streams out of it). 2 ranks on this kind of
 // machine (probe 2.2-2.6 copies), us ring / attach: alltoallv 32 KiB 7.3 / 4.9, 128 KiB
 // 26.8 / 14.0; bcast 32 KiB 2.8 / 3.1, 64 KiB 5.7 / 5.9, 128 KiB 11.3 / 7.5; scatter 16 KiB
 // 2.1 / 2.4, 128 KiB 14.5 / 12.7.
@@ -287,8 +288,8 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
   // (from 32 KiB in an exchange, 128 KiB one way), which it does only where that measured no
   // slower than about three copies (attachPaysOff: on some machines a read runs at copy speed,
   // on others it pins every page first and runs 4 times slower), and from 16 KiB for
-  // MPI_Alloc_mem buffers, read through the mapping. ONESIDED_COLL_ZCOPY sets all three (tests send
-  // almost everything by rendezvous that way).
+  // MPI_Alloc_mem buffers, read through the mapping. ONESIDED_COLL_ZCOPY sets all of these
+  // thresholds (tests send almost everything by rendezvous that way).
   zcopyPut_ = envSize("ONESIDED_COLL_ZCOPY", kZeroCopyDefault, 0, SIZE_MAX);
   const char* z = std::getenv("ONESIDED_COLL_ZCOPY");
   const bool zset = z != nullptr && *z != '\0';
