@@ -631,6 +631,12 @@ class Window {
   /// target stores into this rank's control region) and copies its `bytes` to `reply`.
   void directAwait(int target, Target& t, std::uint64_t ticket, std::byte* reply,
                    std::size_t bytes);
+  /// The local message mode: one fetch_and_op / compare_and_swap through this rank's fetch box
+  /// (nothing else outstanding to `target`), waited for; the old value lands in `result`.
+  void boxFetch(int target, int kind, std::size_t elem, Op op, std::uint64_t offset,
+                const void* origin, const void* compare, void* result);
+  /// The target's side: answers every origin's new box request for this rank; true if any.
+  bool serviceBoxes();
   /// The local message mode, amUpdate's pipelined fetches (their replies stay in the slot):
   /// waits for the reply to `ticket`, copies it out, acknowledges it.
   void directReply(Target& t, std::uint64_t ticket, std::byte* reply, std::size_t replyAt,
@@ -773,6 +779,11 @@ class Window {
   /// In that mode: each rank's control region as mapped here, where replies are stored
   /// (serviceInbox; set at creation, read by the progress thread too).
   std::vector<std::byte*> replyTo_;
+  /// The fetch box (detail::kBoxRequest): in use on windows of at most kBoxMaxRanks ranks; this
+  /// rank's last request number, and per origin the last request word this rank answered.
+  bool boxes_ = false;
+  std::uint64_t boxSeq_ = 0;
+  std::vector<std::uint64_t> boxSeen_;
   bool localInbox_ = false;  // this rank's control area has an inbox for that mode
   bool amRegistered_ = false;
   std::uint64_t amApplied_ = 0;

@@ -633,6 +633,10 @@ bool Window::fastMessage(const void* origin, const void* compare, void* result,
   // flush has nothing to order (its full barrier would also wait for the acknowledgement's
   // store to reach a line the target holds: a cache-line round trip).
   ++pendingOps_;
+  if (boxes_ && !t.amPending) {  // nothing of ours in its inbox that this could overtake
+    boxFetch(target, kind, elem, op, static_cast<std::uint64_t>(offset), origin, compare, result);
+    return true;
+  }
   std::uint64_t ticket = 0;
   std::byte* data = directOpen(
       target, t, ticket, static_cast<std::uint32_t>(compare != nullptr ? 2 * elem : elem), op, kind,
@@ -643,6 +647,85 @@ bool Window::fastMessage(const void* origin, const void* compare, void* result,
   directSend(t, ticket);
   directAwait(target, t, ticket, static_cast<std::byte*>(result), elem);
   return true;
+}
+
+void Window::boxFetch(int target, int kind, std::size_t elem, Op op, std::uint64_t offset,
+                      const void* origin, const void* compare, void* result) {
+  static_assert(detail::kBoxElemMax <= detail::kReplyInlineBytes);
+  auto word = [&](std::size_t off) {
+    return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(ctlMem_ + off));
+  };
+  const std::uint64_t seq = ++boxSeq_ & detail::kAppliedCountMask;
+  word(detail::kBoxOp)
+      .store(static_cast<std::uint64_t>(op) | static_cast<std::uint64_t>(kind) << 16 |
+                 (compare != nullptr ? detail::kBoxCompare : 0),
+             std::memory_order_relaxed);
+  word(detail::kBoxOffset).store(offset, std::memory_order_relaxed);
+  if (op != Op::kNoOp || compare != nullptr) {
+    std::memcpy(ctlMem_ + detail::kBoxData, origin, elem);
+  }
+  if (compare != nullptr) {
+    std::memcpy(ctlMem_ + detail::kBoxData + detail::kBoxElemMax, compare, elem);
+  }
+  word(detail::kBoxRequest)
+      .store(static_cast<std::uint64_t>(target + 1) << detail::kAppliedRankShift | seq,
+             std::memory_order_release);
+  const std::uint64_t want = detail::boxToken(target, seq);
+  auto token = word(detail::kInboxReply);
+  comm_.context().waitUntil([&] { return token.load(std::memory_order_acquire) == want; });
+  std::memcpy(result, ctlMem_ + detail::kReplyInline, elem);
+}
+
+bool Window::serviceBoxes() {
+  // Called under the inboxes' lock (serviceInbox), like the slots: messages stay atomic with
+  // each other whichever way they came.
+  bool worked = false;
+  const int me = comm_.rank();
+  const std::uint64_t mine = static_cast<std::uint64_t>(me + 1) << detail::kAppliedRankShift;
+  auto* mem = static_cast<std::byte*>(base_);
+  for (std::size_t r = 0; r < boxSeen_.size(); ++r) {
+    std::byte* octl = replyTo_[r];  // origin r's control region, its box at kInboxReply
+    if (octl == nullptr || static_cast<int>(r) == me) continue;
+    auto word = [&](std::size_t off) {
+      return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(octl + off));
+    };
+    const std::uint64_t req = word(detail::kBoxRequest).load(std::memory_order_acquire);
+    std::atomic_ref<std::uint64_t> seen(boxSeen_[r]);  // inboxPending() reads it unlocked
+    if ((req & ~detail::kAppliedCountMask) != mine || req == seen.load(std::memory_order_relaxed)) {
+      continue;
+    }
+    seen.store(req, std::memory_order_relaxed);
+    const std::uint64_t opw = word(detail::kBoxOp).load(std::memory_order_relaxed);
+    const std::uint64_t offset = word(detail::kBoxOffset).load(std::memory_order_relaxed);
+    const auto op = static_cast<Op>(opw & 0xffff);
+    const int kind = static_cast<int>((opw >> 16) & 0xffff);
+    const bool cas = (opw & detail::kBoxCompare) != 0;
+    const std::size_t elem = kind > 0 ? packedSize(kind) : 0;
+    const bool valid = elem > 0 && elem <= detail::kBoxElemMax && static_cast<unsigned>(op) > 0 &&
+                       static_cast<unsigned>(op) < kNumOps &&
+                       (cas ? casAccepts(kind) : opAccepts(op, kind)) && exposes(offset, elem);
+    std::byte* data = octl + detail::kBoxData;
+    std::byte* old = octl + detail::kReplyInline;
+    if (valid) {
+      // (A dynamic window's base is MPI_BOTTOM: offsets are addresses.)
+      auto* tp = reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(mem) + offset);
+      std::byte before[detail::kBoxElemMax];
+      std::memcpy(before, tp, elem);
+      if (cas) {
+        if (std::memcmp(tp, data + detail::kBoxElemMax, elem) == 0) std::memcpy(tp, data, elem);
+      } else if (op != Op::kNoOp) {
+        applyOp(op, kind, tp, data, 1);
+      }
+      std::memcpy(old, before, elem);
+    } else {
+      log::core().error("fetch box request {:#x} from rank {} is malformed: ignored", req, r);
+    }
+    // A reply even for a malformed request: its origin must not wait forever.
+    word(detail::kInboxReply)
+        .store(detail::boxToken(me, req & detail::kAppliedCountMask), std::memory_order_release);
+    worked = true;
+  }
+  return worked;
 }
 
 void Window::amWait(int target) {
@@ -681,7 +764,7 @@ bool Window::serviceInbox(bool owner) {
   auto word = [&](std::size_t off) {
     return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(ctl + off));
   };
-  bool worked = false;
+  bool worked = boxes_ && serviceBoxes();
   auto release = [&] {
     const std::uint64_t before = amReleased_;
     while (amReleased_ < amApplied_) {
@@ -810,7 +893,24 @@ bool Window::inboxPending() const noexcept {
   if (next == kPeekBusy) return true;
   std::atomic_ref<std::uint64_t> stamp(
       *reinterpret_cast<std::uint64_t*>(ctlMem_ + slotOffset(next)));
-  return stamp.load(std::memory_order_relaxed) == next + 1;
+  if (stamp.load(std::memory_order_relaxed) == next + 1) return true;
+  if (!boxes_) return false;
+  // (boxSeen_ is written by whichever thread serves; a stale value here only makes a poll
+  // take the lock.)
+  const std::uint64_t mine = static_cast<std::uint64_t>(comm_.rank() + 1)
+                             << detail::kAppliedRankShift;
+  for (std::size_t r = 0; r < boxSeen_.size(); ++r) {
+    if (replyTo_[r] == nullptr) continue;
+    const std::uint64_t req = std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(
+                                                                 replyTo_[r] + detail::kBoxRequest))
+                                  .load(std::memory_order_relaxed);
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): atomic_ref wants a mutable word
+    std::atomic_ref<std::uint64_t> seen(const_cast<std::uint64_t&>(boxSeen_[r]));
+    if ((req & ~detail::kAppliedCountMask) == mine && req != seen.load(std::memory_order_relaxed)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 void Window::pushReplies() {

@@ -131,6 +131,45 @@ TEST_P(LocalMessages, FetchAndOpCountsExactly) {
   });
 }
 
+// A fetch from an origin with nothing else outstanding at its target goes through the origin's
+// fetch box; one behind an accumulate still in the target's inbox must not overtake it. Every
+// rank, on its own element at the last rank: accumulate +1, fetch (NO_OP: must see it), fetch
+// +1 (the box: must see both), all in one epoch, while the others do the same beside it.
+TEST_P(LocalMessages, FetchesBehindAccumulatesSeeThem) {
+  auto [transport, n] = GetParam();
+  if (!transportAvailable(transport)) GTEST_SKIP() << transport << " not built";
+  constexpr int kRounds = 200;
+  spawn(n, transport, [&, n = n](Context& ctx) {
+    const std::size_t bytes = 8 * static_cast<std::size_t>(n);
+    Unaligned mem(bytes);
+    auto win = Window::create(ctx.world(), mem.at(), bytes, 8);
+    const int last = n - 1;
+    const std::int64_t disp = ctx.rank();
+    ctx.world().barrier();
+    win->lockAll();
+    const std::int64_t one = 1;
+    for (int i = 0; i < kRounds; ++i) {
+      win->accumulate(&one, 1, type(MPI_INT64_T), last, disp, 1, type(MPI_INT64_T), Op::kSum);
+      std::int64_t got = -1;
+      win->fetchAndOp(nullptr, &got, type(MPI_INT64_T), last, disp, Op::kNoOp);
+      ASSERT_EQ(got, 2 * i + 1) << "round " << i << ": the fetch overtook the accumulate";
+      win->fetchAndOp(&one, &got, type(MPI_INT64_T), last, disp, Op::kSum);
+      ASSERT_EQ(got, 2 * i + 1) << "round " << i;
+    }
+    win->unlockAll();
+    ctx.world().barrier();
+    if (ctx.rank() == last) {
+      for (int r = 0; r < n; ++r) {
+        std::int64_t v = 0;
+        std::memcpy(&v, mem.at() + 8 * r, 8);
+        EXPECT_EQ(v, 2 * kRounds) << "rank " << r << "'s element";
+      }
+    }
+    ctx.world().barrier();
+    win->free();
+  });
+}
+
 // A mutex made of compare-and-swap on the last rank's window, guarding a get + put increment of
 // a pair there: no increment lost, no torn pair; 4-byte compare-and-swap has one winner.
 TEST_P(LocalMessages, CompareAndSwapMutexIsExact) {
