@@ -637,6 +637,8 @@ class Window {
                 const void* origin, const void* compare, void* result);
   /// The target's side: answers every origin's new box request for this rank; true if any.
   bool serviceBoxes();
+  /// Origin r's box request word if it is new and for this rank, else 0.
+  [[nodiscard]] std::uint64_t newBoxRequest(std::size_t r) const noexcept;
   /// The local message mode, amUpdate's pipelined fetches (their replies stay in the slot):
   /// waits for the reply to `ticket`, copies it out, acknowledges it.
   void directReply(Target& t, std::uint64_t ticket, std::byte* reply, std::size_t replyAt,
@@ -779,9 +781,9 @@ class Window {
   /// In that mode: each rank's control region as mapped here, where replies are stored
   /// (serviceInbox; set at creation, read by the progress thread too).
   std::vector<std::byte*> replyTo_;
-  /// The fetch box (detail::kBoxRequest): in use on windows of at most kBoxMaxRanks ranks; this
-  /// rank's last request number, and per origin the last request word this rank answered.
-  bool boxes_ = false;
+  /// The fetch box (detail::kBoxRequest), in use where boxSeen_ is not empty (windows of at
+  /// most kBoxMaxRanks ranks): this rank's last request number, and per origin the last
+  /// request word this rank answered.
   std::uint64_t boxSeq_ = 0;
   std::vector<std::uint64_t> boxSeen_;
   bool localInbox_ = false;  // this rank's control area has an inbox for that mode

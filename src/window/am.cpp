@@ -182,6 +182,20 @@ void Inboxes::run() {
 
 namespace {
 
+/// One segment of a message applied at `tp` (len bytes of `kind` elements): the old bytes into
+/// `old` first when it is not null (a fetch), then a compare-and-swap of one element against
+/// `compare` when that is not null, else `op` with `data`. Slots and the fetch box both apply
+/// through here.
+void applySegment(std::byte* tp, std::size_t len, Op op, int kind, std::size_t elem,
+                  const std::byte* data, const std::byte* compare, std::byte* old) {
+  if (old != nullptr) detail::copyBytes(old, tp, len);
+  if (compare != nullptr) {
+    if (std::memcmp(tp, compare, elem) == 0) std::memcpy(tp, data, elem);
+  } else if (op != Op::kNoOp) {
+    applyOp(op, kind, tp, data, len / elem);
+  }
+}
+
 struct Seg {
   std::uint64_t toff;  // offset in the target's window
   std::uint64_t len;
@@ -633,7 +647,7 @@ bool Window::fastMessage(const void* origin, const void* compare, void* result,
   // flush has nothing to order (its full barrier would also wait for the acknowledgement's
   // store to reach a line the target holds: a cache-line round trip).
   ++pendingOps_;
-  if (boxes_ && !t.amPending) {  // nothing of ours in its inbox that this could overtake
+  if (!boxSeen_.empty() && !t.amPending) {  // nothing of ours in its inbox that this could overtake
     boxFetch(target, kind, elem, op, static_cast<std::uint64_t>(offset), origin, compare, result);
     return true;
   }
@@ -676,25 +690,36 @@ void Window::boxFetch(int target, int kind, std::size_t elem, Op op, std::uint64
   std::memcpy(result, ctlMem_ + detail::kReplyInline, elem);
 }
 
+std::uint64_t Window::newBoxRequest(std::size_t r) const noexcept {
+  if (replyTo_[r] == nullptr || static_cast<int>(r) == comm_.rank()) return 0;
+  const std::uint64_t req = std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(
+                                                               replyTo_[r] + detail::kBoxRequest))
+                                .load(std::memory_order_acquire);
+  const std::uint64_t mine = static_cast<std::uint64_t>(comm_.rank() + 1)
+                             << detail::kAppliedRankShift;
+  // boxSeen_ is written by whichever thread serves, and read here unlocked too (inboxPending):
+  // a stale value there only makes a poll take the lock.
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): atomic_ref wants a mutable word
+  std::atomic_ref<std::uint64_t> seen(const_cast<std::uint64_t&>(boxSeen_[r]));
+  const bool fresh =
+      (req & ~detail::kAppliedCountMask) == mine && req != seen.load(std::memory_order_relaxed);
+  return fresh ? req : 0;
+}
+
 bool Window::serviceBoxes() {
   // Called under the inboxes' lock (serviceInbox), like the slots: messages stay atomic with
   // each other whichever way they came.
   bool worked = false;
   const int me = comm_.rank();
-  const std::uint64_t mine = static_cast<std::uint64_t>(me + 1) << detail::kAppliedRankShift;
   auto* mem = static_cast<std::byte*>(base_);
   for (std::size_t r = 0; r < boxSeen_.size(); ++r) {
+    const std::uint64_t req = newBoxRequest(r);
+    if (req == 0) continue;
+    std::atomic_ref<std::uint64_t>(boxSeen_[r]).store(req, std::memory_order_relaxed);
     std::byte* octl = replyTo_[r];  // origin r's control region, its box at kInboxReply
-    if (octl == nullptr || static_cast<int>(r) == me) continue;
     auto word = [&](std::size_t off) {
       return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(octl + off));
     };
-    const std::uint64_t req = word(detail::kBoxRequest).load(std::memory_order_acquire);
-    std::atomic_ref<std::uint64_t> seen(boxSeen_[r]);  // inboxPending() reads it unlocked
-    if ((req & ~detail::kAppliedCountMask) != mine || req == seen.load(std::memory_order_relaxed)) {
-      continue;
-    }
-    seen.store(req, std::memory_order_relaxed);
     const std::uint64_t opw = word(detail::kBoxOp).load(std::memory_order_relaxed);
     const std::uint64_t offset = word(detail::kBoxOffset).load(std::memory_order_relaxed);
     const auto op = static_cast<Op>(opw & 0xffff);
@@ -704,19 +729,13 @@ bool Window::serviceBoxes() {
     const bool valid = elem > 0 && elem <= detail::kBoxElemMax && static_cast<unsigned>(op) > 0 &&
                        static_cast<unsigned>(op) < kNumOps &&
                        (cas ? casAccepts(kind) : opAccepts(op, kind)) && exposes(offset, elem);
-    std::byte* data = octl + detail::kBoxData;
-    std::byte* old = octl + detail::kReplyInline;
     if (valid) {
-      // (A dynamic window's base is MPI_BOTTOM: offsets are addresses.)
+      // (A dynamic window's base is MPI_BOTTOM: offsets are addresses.) The old value goes over
+      // op and offset, read above; the data after them is untouched.
       auto* tp = reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(mem) + offset);
-      std::byte before[detail::kBoxElemMax];
-      std::memcpy(before, tp, elem);
-      if (cas) {
-        if (std::memcmp(tp, data + detail::kBoxElemMax, elem) == 0) std::memcpy(tp, data, elem);
-      } else if (op != Op::kNoOp) {
-        applyOp(op, kind, tp, data, 1);
-      }
-      std::memcpy(old, before, elem);
+      const std::byte* data = octl + detail::kBoxData;
+      applySegment(tp, elem, op, kind, elem, data, cas ? data + detail::kBoxElemMax : nullptr,
+                   octl + detail::kReplyInline);
     } else {
       log::core().error("fetch box request {:#x} from rank {} is malformed: ignored", req, r);
     }
@@ -764,7 +783,7 @@ bool Window::serviceInbox(bool owner) {
   auto word = [&](std::size_t off) {
     return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(ctl + off));
   };
-  bool worked = boxes_ && serviceBoxes();
+  bool worked = !boxSeen_.empty() && serviceBoxes();
   auto release = [&] {
     const std::uint64_t before = amReleased_;
     while (amReleased_ < amApplied_) {
@@ -843,12 +862,8 @@ bool Window::serviceInbox(bool owner) {
         // (A dynamic window's base is MPI_BOTTOM: offsets are addresses.)
         auto* tp = reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(mem) + pair[0]);
         const auto len = static_cast<std::size_t>(pair[1]);
-        if (fetch) detail::copyBytes(old + pos, tp, len);
-        if (cas) {
-          if (std::memcmp(tp, data + elem, elem) == 0) std::memcpy(tp, data, elem);
-        } else if (op != Op::kNoOp) {
-          applyOp(op, kind, tp, data + pos, len / elem);
-        }
+        applySegment(tp, len, op, kind, elem, cas ? data : data + pos, cas ? data + elem : nullptr,
+                     fetch ? old + pos : nullptr);
         pos += len;
       }
       if (fetch && !storeTo) detail::copyBytes(data, old, replyBytes);
@@ -894,21 +909,8 @@ bool Window::inboxPending() const noexcept {
   std::atomic_ref<std::uint64_t> stamp(
       *reinterpret_cast<std::uint64_t*>(ctlMem_ + slotOffset(next)));
   if (stamp.load(std::memory_order_relaxed) == next + 1) return true;
-  if (!boxes_) return false;
-  // (boxSeen_ is written by whichever thread serves; a stale value here only makes a poll
-  // take the lock.)
-  const std::uint64_t mine = static_cast<std::uint64_t>(comm_.rank() + 1)
-                             << detail::kAppliedRankShift;
   for (std::size_t r = 0; r < boxSeen_.size(); ++r) {
-    if (replyTo_[r] == nullptr) continue;
-    const std::uint64_t req = std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(
-                                                                 replyTo_[r] + detail::kBoxRequest))
-                                  .load(std::memory_order_relaxed);
-    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): atomic_ref wants a mutable word
-    std::atomic_ref<std::uint64_t> seen(const_cast<std::uint64_t&>(boxSeen_[r]));
-    if ((req & ~detail::kAppliedCountMask) == mine && req != seen.load(std::memory_order_relaxed)) {
-      return true;
-    }
+    if (newBoxRequest(r) != 0) return true;
   }
   return false;
 }

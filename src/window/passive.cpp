@@ -231,8 +231,7 @@ void Window::agreeOnCpuAtomics() {
     amInts_ = true;
     replyTo_.resize(static_cast<std::size_t>(p));
     for (int r = 0; r < p; ++r) replyTo_[static_cast<std::size_t>(r)] = resolve(r).ctlDirect;
-    boxes_ = p <= detail::kBoxMaxRanks;
-    boxSeen_.assign(static_cast<std::size_t>(p), 0);
+    if (p <= detail::kBoxMaxRanks) boxSeen_.assign(static_cast<std::size_t>(p), 0);
   }
 }
 
