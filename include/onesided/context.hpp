@@ -125,12 +125,22 @@ class Context {
     // it. Then pause between polls and drive progress every 16th, backing off to yield / sleep.
     // With more ranks than cores the rank waited for most likely needs this core: a few polls,
     // then every poll yields (Open MPI's yield_when_idle does the same).
-    const unsigned tight = oversubscribed_ ? kTightSpinsShared : kTightSpins;
+    const unsigned tight = tightSpins();
     for (unsigned spins = 0; spins < tight; ++spins) {
       if (done()) return;
     }
+    waitPastTight(done);
+  }
+  /// How many polls waitUntil() makes before it drives progress: a caller that made them itself
+  /// (a fast path that cannot throw) continues with waitPastTight().
+  [[nodiscard]] unsigned tightSpins() const noexcept {
+    return oversubscribed_ ? kTightSpinsShared : kTightSpins;
+  }
+  /// waitUntil() past its tight polls.
+  template <class Done>
+  void waitPastTight(Done&& done) {
     std::int64_t since = 0;  // when the wait began to back off (ns, steady clock); 0: not yet
-    for (unsigned spins = tight; !done(); ++spins) {
+    for (unsigned spins = tightSpins(); !done(); ++spins) {
       if (oversubscribed_ || (spins & 15U) == 15U) {
         backoff(spins, since);
       } else {

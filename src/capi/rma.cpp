@@ -99,16 +99,20 @@ int MPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype o
 }
 
 // Fetch-and-op and compare-and-swap likewise: one CPU atomic when the window, datatype and op
-// allow it, error handling only when they do not.
+// allow it, or in the local message mode one request through the fetch box; error handling only
+// when neither applies, or for the wait when the reply is slow to come.
 int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype datatype,
                      int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
-  return fastOrCall(
+  return capi::fetchOrCall(
       "MPI_Fetch_and_op", win,
       [=](Window& w) {
         const onesided::Datatype* d = onesided::Datatype::predefined(datatype);
-        return op > 0 && op < onesided::kNumOps && d != nullptr &&
-               w.fastFetchAndOp(origin_addr, result_addr, *d, target_rank, target_disp,
-                                static_cast<onesided::Op>(op));
+        if (op <= 0 || op >= onesided::kNumOps || d == nullptr) return Window::BoxFetch::kDeclined;
+        const auto o = static_cast<onesided::Op>(op);
+        if (w.fastFetchAndOp(origin_addr, result_addr, *d, target_rank, target_disp, o)) {
+          return Window::BoxFetch::kDone;
+        }
+        return w.fastBox(origin_addr, nullptr, result_addr, *d, target_rank, target_disp, o);
       },
       [=] {
         capi::winEntry(win).win->fetchAndOp(origin_addr, result_addr, capi::datatype(datatype),
@@ -119,12 +123,18 @@ int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype da
 int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void* result_addr,
                          MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
                          MPI_Win win) {
-  return fastOrCall(
+  return capi::fetchOrCall(
       "MPI_Compare_and_swap", win,
       [=](Window& w) {
         const onesided::Datatype* d = onesided::Datatype::predefined(datatype);
-        return d != nullptr && w.fastCompareAndSwap(origin_addr, compare_addr, result_addr, *d,
-                                                    target_rank, target_disp);
+        if (d == nullptr) return Window::BoxFetch::kDeclined;
+        if (w.fastCompareAndSwap(origin_addr, compare_addr, result_addr, *d, target_rank,
+                                 target_disp)) {
+          return Window::BoxFetch::kDone;
+        }
+        if (compare_addr == nullptr) return Window::BoxFetch::kDeclined;
+        return w.fastBox(origin_addr, compare_addr, result_addr, *d, target_rank, target_disp,
+                         onesided::Op::kReplace);
       },
       [=] {
         capi::winEntry(win).win->compareAndSwap(origin_addr, compare_addr, result_addr,

@@ -184,6 +184,21 @@ int fastOrCall(const char* name, MPI_Win win, Fast fast, Slow slow) noexcept {
   }
   return callSlow(name, On::win(win), slow);
 }
+/// fastOrCall for MPI_Fetch_and_op and MPI_Compare_and_swap, whose fast case may also post a
+/// request through the fetch box and leave its reply to wait for (Window::BoxFetch::kPosted):
+/// that wait, which can fail, runs under callSlow()'s error handling.
+template <class Fast, class Slow>
+int fetchOrCall(const char* name, MPI_Win win, Fast fast, Slow slow) noexcept {
+  if (WinEntry* e = liveEntry(win); e != nullptr && e->win) [[likely]] {
+    Window& w = *e->win;
+    const Window::BoxFetch f = fast(w);
+    if (f == Window::BoxFetch::kDone) [[likely]] {
+      return MPI_SUCCESS;
+    }
+    if (f == Window::BoxFetch::kPosted) return callSlow(name, On::win(win), [&w] { w.awaitBox(); });
+  }
+  return callSlow(name, On::win(win), slow);
+}
 /// A derived type's entry; throws MPI_ERR_TYPE naming the handle when it is not one (freed,
 /// garbage, or predefined).
 std::shared_ptr<Datatype>& derivedEntry(MPI_Datatype type);

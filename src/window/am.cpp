@@ -621,34 +621,46 @@ void Window::messageTransfer(bool put, int target, Target& t, std::byte* origin,
   if (!put) directAwait(target, t, ticket, origin, n);
 }
 
+std::int64_t Window::messageOffset(const void* origin, const void* compare, const void* result,
+                                   const Datatype& type, int target, std::int64_t disp,
+                                   Op op) const noexcept {
+  if (!amInts_ || freed_ || result == nullptr || disp < 0 ||
+      static_cast<unsigned>(target) >= targets_.size() || target == comm_.rank() ||
+      !type.isPredefined() || (op != Op::kNoOp && origin == nullptr)) {
+    return -1;
+  }
+  const int kind = type.id();
+  const std::size_t elem = packedSize(kind);
+  if (elem == 0 || elem != type.size() || elem > detail::kBoxElemMax ||
+      (compare != nullptr ? !casAccepts(kind) : !opAccepts(op, kind))) {
+    return -1;
+  }
+  const Target* t = targets_.touched(static_cast<std::size_t>(target));
+  std::int64_t offset = 0;
+  if (t == nullptr || !t->resolved || !isOpen(*t) ||
+      __builtin_mul_overflow(disp, static_cast<std::int64_t>(t->dispUnit), &offset) ||
+      static_cast<std::uint64_t>(offset) + elem > t->size) {
+    return -1;
+  }
+  return offset;
+}
+
 bool Window::fastMessage(const void* origin, const void* compare, void* result,
                          const Datatype& type, int target, std::int64_t disp, Op op) {
   // MPI_Fetch_and_op / MPI_Compare_and_swap in the local message mode: one element, one
   // message, written in place. Anything else, errors included, takes atomicUpdate().
-  if (!amInts_ || freed_ || result == nullptr || disp < 0 ||
-      static_cast<unsigned>(target) >= targets_.size() || target == comm_.rank() ||
-      !type.isPredefined() || (op != Op::kNoOp && origin == nullptr)) {
-    return false;
-  }
+  const std::int64_t offset = messageOffset(origin, compare, result, type, target, disp, op);
+  if (offset < 0) return false;
   const int kind = type.id();
-  const std::size_t elem = packedSize(kind);
-  if (elem == 0 || elem != type.size() || elem > 16 ||
-      (compare != nullptr ? !casAccepts(kind) : !opAccepts(op, kind))) {
-    return false;
-  }
+  const std::size_t elem = type.size();
   Target& t = targets_[static_cast<std::size_t>(target)];
-  std::int64_t offset = 0;
-  if (!t.resolved || !isOpen(t) ||
-      __builtin_mul_overflow(disp, static_cast<std::int64_t>(t.dispUnit), &offset) ||
-      static_cast<std::uint64_t>(offset) + elem > t.size) {
-    return false;
-  }
   // No needFence_: the message went out with a release store and came back applied, so a
   // flush has nothing to order (its full barrier would also wait for the acknowledgement's
   // store to reach a line the target holds: a cache-line round trip).
   ++pendingOps_;
   if (!boxSeen_.empty() && !t.amPending) {  // nothing of ours in its inbox that this could overtake
-    boxFetch(target, kind, elem, op, static_cast<std::uint64_t>(offset), origin, compare, result);
+    boxPost(target, kind, elem, op, static_cast<std::uint64_t>(offset), origin, compare, result);
+    if (!boxSpin()) awaitBox();
     return true;
   }
   std::uint64_t ticket = 0;
@@ -663,8 +675,24 @@ bool Window::fastMessage(const void* origin, const void* compare, void* result,
   return true;
 }
 
-void Window::boxFetch(int target, int kind, std::size_t elem, Op op, std::uint64_t offset,
-                      const void* origin, const void* compare, void* result) {
+Window::BoxFetch Window::fastBox(const void* origin, const void* compare, void* result,
+                                 const Datatype& type, int target, std::int64_t disp,
+                                 Op op) noexcept {
+  // fastMessage's box case, without the calls before it (the binding's error handling,
+  // fetchAndOp's CPU-atomic and lock cases, which this window's mode rules out).
+  if (boxSeen_.empty()) return BoxFetch::kDeclined;
+  const std::int64_t offset = messageOffset(origin, compare, result, type, target, disp, op);
+  if (offset < 0 || targets_.touched(static_cast<std::size_t>(target))->amPending) {
+    return BoxFetch::kDeclined;
+  }
+  ++pendingOps_;
+  boxPost(target, type.id(), type.size(), op, static_cast<std::uint64_t>(offset), origin, compare,
+          result);
+  return boxSpin() ? BoxFetch::kDone : BoxFetch::kPosted;
+}
+
+void Window::boxPost(int target, int kind, std::size_t elem, Op op, std::uint64_t offset,
+                     const void* origin, const void* compare, void* result) noexcept {
   static_assert(detail::kBoxElemMax <= detail::kReplyInlineBytes);
   auto word = [&](std::size_t off) {
     return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(ctlMem_ + off));
@@ -684,10 +712,31 @@ void Window::boxFetch(int target, int kind, std::size_t elem, Op op, std::uint64
   word(detail::kBoxRequest)
       .store(static_cast<std::uint64_t>(target + 1) << detail::kAppliedRankShift | seq,
              std::memory_order_release);
-  const std::uint64_t want = detail::boxToken(target, seq);
-  auto token = word(detail::kInboxReply);
-  comm_.context().waitUntil([&] { return token.load(std::memory_order_acquire) == want; });
-  std::memcpy(result, ctlMem_ + detail::kReplyInline, elem);
+  boxWant_ = detail::boxToken(target, seq);
+  boxResult_ = result;
+  boxElem_ = elem;
+}
+
+bool Window::boxReplied() const noexcept {
+  return std::atomic_ref<std::uint64_t>(
+             *reinterpret_cast<std::uint64_t*>(ctlMem_ + detail::kInboxReply))
+             .load(std::memory_order_acquire) == boxWant_;
+}
+
+bool Window::boxSpin() noexcept {
+  const unsigned tight = comm_.context().tightSpins();
+  for (unsigned spins = 0; spins < tight; ++spins) {
+    if (boxReplied()) {
+      std::memcpy(boxResult_, ctlMem_ + detail::kReplyInline, boxElem_);
+      return true;
+    }
+  }
+  return false;
+}
+
+void Window::awaitBox() {
+  comm_.context().waitPastTight([&] { return boxReplied(); });
+  std::memcpy(boxResult_, ctlMem_ + detail::kReplyInline, boxElem_);
 }
 
 std::uint64_t Window::newBoxRequest(std::size_t r) const noexcept {
