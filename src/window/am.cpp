@@ -724,12 +724,20 @@ bool Window::boxReplied() const noexcept {
 }
 
 bool Window::boxSpin() noexcept {
-  const unsigned tight = comm_.context().tightSpins();
-  for (unsigned spins = 0; spins < tight; ++spins) {
+  // With a pause between polls, unlike a wait's tight loop: the reply is one line the target
+  // writes, and polling it back to back left the line's transfer a few percent slower (an
+  // interleaved A/B in one process, 500 rounds of 2000: fetch_and_op 0.420 us against 0.453
+  // in one run and 0.410 against 0.418 in another; two ranks fetching from each other at once
+  // 0.664 against 0.738). As many polls as last about as long as the tight loop's.
+  const unsigned polls = comm_.context().tightSpins() / 8;
+  for (unsigned spins = 0; spins < polls; ++spins) {
     if (boxReplied()) {
       std::memcpy(boxResult_, ctlMem_ + detail::kReplyInline, boxElem_);
       return true;
     }
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
   }
   return false;
 }
