@@ -284,8 +284,8 @@ class Window {
   /// Their local message case alone, where nothing of this rank's is outstanding at the target:
   /// one element through the fetch box (am.cpp), compare-and-swap when `compare` is given.
   /// kDone: the old value is in `result`. kDeclined: nothing done (the call itself then takes
-  /// it, or names the error). kPosted: the request is out and its reply did not come within a
-  /// wait's tight polls; awaitBox() waits for it, driving progress (and can throw: a failed
+  /// it, or names the error). kPosted: the request is out and its reply did not come within
+  /// boxSpin()'s polls; awaitBox() waits for it, driving progress (and can throw: a failed
   /// peer). Never throws itself, so the C bindings try it before their error handling: the
   /// round trip is a few hundred nanoseconds, and the calls past it were a fifth of it.
   enum class BoxFetch { kDeclined, kDone, kPosted };
@@ -656,8 +656,8 @@ class Window {
                const void* origin, const void* compare, void* result) noexcept;
   /// Whether the posted request's reply is in (one load).
   [[nodiscard]] bool boxReplied() const noexcept;
-  /// Polls for it as a wait's tight loop does (no progress); true, the old value copied out,
-  /// when it came.
+  /// Polls for it, pausing between polls, about as long as a wait's tight loop lasts (no
+  /// progress); true, the old value copied out, when it came.
   bool boxSpin() noexcept;
   /// The target's side: answers every origin's new box request for this rank; true if any.
   bool serviceBoxes();
