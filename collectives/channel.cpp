@@ -859,18 +859,10 @@ void Channel::fold(RecvState& r, const std::byte* in, std::size_t len) {
   const RecvOp& o = *r.op;
   const std::size_t unit = packedSize(o.foldKind);
   auto* out = static_cast<std::byte*>(r.base);
-  // out[at, at + n elements) = base op in, in cache-sized pieces (the copy of base, when it is
-  // elsewhere, is still in cache when the operation reads it).
+  // out[at, at + n elements) = base op in, one pass over the three.
   auto combine = [&](const std::byte* src, std::size_t n) {
-    constexpr std::size_t kPiece = std::size_t{16} << 10;
-    const std::size_t step = std::max<std::size_t>(1, kPiece / unit);
-    for (std::size_t i = 0; i < n; i += step) {
-      const std::size_t k = std::min(step, n - i);
-      std::byte* d = out + r.folded;
-      if (o.foldBase != out) onesided::detail::copyBytes(d, o.foldBase + r.folded, k * unit);
-      applyOp(o.foldOp, o.foldKind, d, src + i * unit, k);
-      r.folded += k * unit;
-    }
+    applyOp(o.foldOp, o.foldKind, out + r.folded, o.foldBase + r.folded, src, n);
+    r.folded += n * unit;
   };
   if (r.carryLen > 0) {
     const std::size_t take = std::min(unit - r.carryLen, len);

@@ -46,9 +46,16 @@ extern const std::uint64_t kInt64Kinds;
 inline bool isInt64(int kind) noexcept {
   return kind > 0 && kind < 64 && ((kInt64Kinds >> static_cast<unsigned>(kind)) & 1U) != 0;
 }
-/// dst[i] = dst[i] op src[i] for `n` packed elements of the predefined type `kind` (pair types
-/// packed as value then int, no padding). REPLACE copies; NO_OP leaves dst alone.
-void applyOp(Op op, int kind, std::byte* dst, const std::byte* src, std::size_t n) noexcept;
+/// dst[i] = base[i] op src[i] for `n` packed elements of the predefined type `kind` (pair types
+/// packed as value then int, no padding), in one pass: a reduction into a fresh buffer does not
+/// copy its first operand there first. base may be dst; otherwise none of the three overlap.
+/// REPLACE copies src; NO_OP copies base.
+void applyOp(Op op, int kind, std::byte* dst, const std::byte* base, const std::byte* src,
+             std::size_t n) noexcept;
+/// dst[i] = dst[i] op src[i]. REPLACE copies; NO_OP leaves dst alone.
+inline void applyOp(Op op, int kind, std::byte* dst, const std::byte* src, std::size_t n) noexcept {
+  applyOp(op, kind, dst, dst, src, n);
+}
 /// Bytes of one packed element of `kind` (its size, not its extent).
 std::size_t packedSize(int kind) noexcept;
 /// The accumulate lock path's fast case (Window::fastLocked) by kind: the bytes of one element

@@ -85,44 +85,53 @@ constexpr bool kIsComplex =
     std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>> ||
     std::is_same_v<T, std::complex<long double>>;
 
-/// dst[i] = f(dst[i], src[i]) over unaligned packed elements; a loop the compiler can vectorise.
+/// dst[i] = f(base[i], src[i]) over unaligned packed elements; loops the compiler can vectorise.
+/// In place (base == dst) is a loop of its own: the vectoriser's overlap check of a three-operand
+/// loop would send it to the scalar version.
 template <class T, class F>
-void each(std::byte* dst, const std::byte* src, std::size_t n, F f) {
+void each(std::byte* dst, const std::byte* base, const std::byte* src, std::size_t n, F f) {
+  if (base == dst) {
+    for (std::size_t i = 0; i < n; ++i) {
+      std::byte* d = dst + i * sizeof(T);
+      store(d, static_cast<T>(f(load<T>(d), load<T>(src + i * sizeof(T)))));
+    }
+    return;
+  }
   for (std::size_t i = 0; i < n; ++i) {
-    std::byte* d = dst + i * sizeof(T);
-    store(d, static_cast<T>(f(load<T>(d), load<T>(src + i * sizeof(T)))));
+    store(dst + i * sizeof(T),
+          static_cast<T>(f(load<T>(base + i * sizeof(T)), load<T>(src + i * sizeof(T)))));
   }
 }
 
 /// Element-wise arithmetic / logic on one C type: the switch is outside the loops.
 template <class T>
-void arith(Op op, std::byte* dst, const std::byte* src, std::size_t n) {
+void arith(Op op, std::byte* dst, const std::byte* base, const std::byte* src, std::size_t n) {
   if constexpr (std::is_same_v<T, bool>) {
     switch (op) {
       case Op::kLand:
-        return each<T>(dst, src, n, [](bool a, bool b) { return a && b; });
+        return each<T>(dst, base, src, n, [](bool a, bool b) { return a && b; });
       case Op::kLor:
-        return each<T>(dst, src, n, [](bool a, bool b) { return a || b; });
+        return each<T>(dst, base, src, n, [](bool a, bool b) { return a || b; });
       case Op::kLxor:
-        return each<T>(dst, src, n, [](bool a, bool b) { return a != b; });
+        return each<T>(dst, base, src, n, [](bool a, bool b) { return a != b; });
       default:
         return;
     }
   } else {
     switch (op) {
       case Op::kSum:
-        return each<T>(dst, src, n, [](T a, T b) { return a + b; });
+        return each<T>(dst, base, src, n, [](T a, T b) { return a + b; });
       case Op::kProd:
-        return each<T>(dst, src, n, [](T a, T b) { return a * b; });
+        return each<T>(dst, base, src, n, [](T a, T b) { return a * b; });
       default:
         break;
     }
     if constexpr (!kIsComplex<T>) {
       switch (op) {
         case Op::kMax:
-          return each<T>(dst, src, n, [](T a, T b) { return b > a ? b : a; });
+          return each<T>(dst, base, src, n, [](T a, T b) { return b > a ? b : a; });
         case Op::kMin:
-          return each<T>(dst, src, n, [](T a, T b) { return b < a ? b : a; });
+          return each<T>(dst, base, src, n, [](T a, T b) { return b < a ? b : a; });
         default:
           break;
       }
@@ -130,17 +139,17 @@ void arith(Op op, std::byte* dst, const std::byte* src, std::size_t n) {
     if constexpr (std::is_integral_v<T>) {
       switch (op) {
         case Op::kLand:
-          return each<T>(dst, src, n, [](T a, T b) { return a && b; });
+          return each<T>(dst, base, src, n, [](T a, T b) { return a && b; });
         case Op::kLor:
-          return each<T>(dst, src, n, [](T a, T b) { return a || b; });
+          return each<T>(dst, base, src, n, [](T a, T b) { return a || b; });
         case Op::kLxor:
-          return each<T>(dst, src, n, [](T a, T b) { return !a != !b; });
+          return each<T>(dst, base, src, n, [](T a, T b) { return !a != !b; });
         case Op::kBand:
-          return each<T>(dst, src, n, [](T a, T b) { return a & b; });
+          return each<T>(dst, base, src, n, [](T a, T b) { return a & b; });
         case Op::kBor:
-          return each<T>(dst, src, n, [](T a, T b) { return a | b; });
+          return each<T>(dst, base, src, n, [](T a, T b) { return a | b; });
         case Op::kBxor:
-          return each<T>(dst, src, n, [](T a, T b) { return a ^ b; });
+          return each<T>(dst, base, src, n, [](T a, T b) { return a ^ b; });
         default:
           break;
       }
@@ -151,19 +160,23 @@ void arith(Op op, std::byte* dst, const std::byte* src, std::size_t n) {
 /// MAXLOC / MINLOC on packed (value, int) pairs: the better value wins; on a tie, the smaller
 /// index (MPI-3.1 §5.9.4).
 template <class V>
-void loc(Op op, std::byte* dst, const std::byte* src, std::size_t n) {
+void loc(Op op, std::byte* dst, const std::byte* base, const std::byte* src, std::size_t n) {
   constexpr std::size_t kSize = sizeof(V) + sizeof(int);
   for (std::size_t i = 0; i < n; ++i) {
     std::byte* d = dst + i * kSize;
+    const std::byte* a = base + i * kSize;
     const std::byte* s = src + i * kSize;
-    const V av = load<V>(d);
+    const V av = load<V>(a);
     const V bv = load<V>(s);
-    const int ai = load<int>(d + sizeof(V));
+    const int ai = load<int>(a + sizeof(V));
     const int bi = load<int>(s + sizeof(V));
     const bool better = op == Op::kMaxloc ? bv > av : bv < av;
     if (better || (bv == av && bi < ai)) {
       store(d, bv);
       store(d + sizeof(V), bi);
+    } else if (a != d) {
+      store(d, av);
+      store(d + sizeof(V), ai);
     }
   }
 }
@@ -328,99 +341,100 @@ std::size_t packedSize(int kind) noexcept {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx2", "default"), flatten))
 #endif
-void applyOp(Op op, int kind, std::byte* dst, const std::byte* src, std::size_t n) noexcept {
-  if (op == Op::kNoOp) return;
-  if (op == Op::kReplace) {
-    detail::moveBytesLarge(dst, src, n * packedSize(kind));
+void applyOp(Op op, int kind, std::byte* dst, const std::byte* base, const std::byte* src,
+             std::size_t n) noexcept {
+  if (op == Op::kNoOp || op == Op::kReplace) {
+    const std::byte* from = op == Op::kNoOp ? base : src;
+    if (from != dst) detail::moveBytesLarge(dst, from, n * packedSize(kind));
     return;
   }
   switch (kind) {
     case MPI_SIGNED_CHAR:
     case MPI_INT8_T:
-      arith<std::int8_t>(op, dst, src, n);
+      arith<std::int8_t>(op, dst, base, src, n);
       return;
     case MPI_UNSIGNED_CHAR:
     case MPI_UINT8_T:
     case MPI_BYTE:
-      arith<std::uint8_t>(op, dst, src, n);
+      arith<std::uint8_t>(op, dst, base, src, n);
       return;
     case MPI_SHORT:
     case MPI_INT16_T:
-      arith<std::int16_t>(op, dst, src, n);
+      arith<std::int16_t>(op, dst, base, src, n);
       return;
     case MPI_UNSIGNED_SHORT:
     case MPI_UINT16_T:
-      arith<std::uint16_t>(op, dst, src, n);
+      arith<std::uint16_t>(op, dst, base, src, n);
       return;
     case MPI_INT:
     case MPI_INT32_T:
-      arith<std::int32_t>(op, dst, src, n);
+      arith<std::int32_t>(op, dst, base, src, n);
       return;
     case MPI_UNSIGNED:
     case MPI_UINT32_T:
-      arith<std::uint32_t>(op, dst, src, n);
+      arith<std::uint32_t>(op, dst, base, src, n);
       return;
     case MPI_LONG:
-      arith<long>(op, dst, src, n);
+      arith<long>(op, dst, base, src, n);
       return;
     case MPI_UNSIGNED_LONG:
-      arith<unsigned long>(op, dst, src, n);
+      arith<unsigned long>(op, dst, base, src, n);
       return;
     case MPI_LONG_LONG:
     case MPI_INT64_T:
-      arith<std::int64_t>(op, dst, src, n);
+      arith<std::int64_t>(op, dst, base, src, n);
       return;
     case MPI_UNSIGNED_LONG_LONG:
     case MPI_UINT64_T:
-      arith<std::uint64_t>(op, dst, src, n);
+      arith<std::uint64_t>(op, dst, base, src, n);
       return;
     case MPI_AINT:
-      arith<MPI_Aint>(op, dst, src, n);
+      arith<MPI_Aint>(op, dst, base, src, n);
       return;
     case MPI_OFFSET:
-      arith<MPI_Offset>(op, dst, src, n);
+      arith<MPI_Offset>(op, dst, base, src, n);
       return;
     case MPI_COUNT:
-      arith<MPI_Count>(op, dst, src, n);
+      arith<MPI_Count>(op, dst, base, src, n);
       return;
     case MPI_FLOAT:
-      arith<float>(op, dst, src, n);
+      arith<float>(op, dst, base, src, n);
       return;
     case MPI_DOUBLE:
-      arith<double>(op, dst, src, n);
+      arith<double>(op, dst, base, src, n);
       return;
     case MPI_LONG_DOUBLE:
-      arith<long double>(op, dst, src, n);
+      arith<long double>(op, dst, base, src, n);
       return;
     case MPI_C_BOOL:
-      arith<bool>(op, dst, src, n);
+      arith<bool>(op, dst, base, src, n);
       return;
     case MPI_C_FLOAT_COMPLEX:
-      arith<std::complex<float>>(op, dst, src, n);
+      arith<std::complex<float>>(op, dst, base, src, n);
       return;
     case MPI_C_DOUBLE_COMPLEX:
-      arith<std::complex<double>>(op, dst, src, n);
+      arith<std::complex<double>>(op, dst, base, src, n);
       return;
     case MPI_C_LONG_DOUBLE_COMPLEX:
-      arith<std::complex<long double>>(op, dst, src, n);
+      arith<std::complex<long double>>(op, dst, base, src, n);
       return;
     case MPI_FLOAT_INT:
-      loc<float>(op, dst, src, n);
+      loc<float>(op, dst, base, src, n);
       return;
     case MPI_DOUBLE_INT:
-      loc<double>(op, dst, src, n);
+      loc<double>(op, dst, base, src, n);
       return;
     case MPI_LONG_INT:
-      loc<long>(op, dst, src, n);
+      loc<long>(op, dst, base, src, n);
       return;
     case MPI_2INT:
-      loc<int>(op, dst, src, n);
+      loc<int>(op, dst, base, src, n);
       return;
     case MPI_SHORT_INT:
-      loc<short>(op, dst, src, n);
+      loc<short>(op, dst, base, src, n);
       return;
     case MPI_LONG_DOUBLE_INT:
-      loc<long double>(op, dst, src, n);
+      loc<long double>(op, dst, base, src, n);
       return;
     default:
       return;
