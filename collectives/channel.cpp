@@ -746,8 +746,23 @@ void Channel::readAttached(RecvState& r, const Peer& p, std::uint64_t raddr) {
     n = 0;
     batch = 0;
   };
-  if (folding) {  // the stream whole, folded afterwards
-    foldIn_.resize(r.typeMap().total());
+  if (folding) {
+    auto* out = static_cast<std::byte*>(r.base);
+    const std::size_t total = r.typeMap().total();
+    if (!foldsFailed_ && r.op->foldBase != out) {
+      // The fold's first operand is elsewhere: the stream lands in the destination and is
+      // combined with it there, as a receive into the destination and an in-place fold would
+      // (2 ranks, reduce of 512 KiB: read 18-26 us, fold 12.5-14; read aside and a fold into the
+      // destination 22-25 and 20-21).
+      iov[n++] = {out, total};
+      batch = total;
+      read();
+      applyOp(r.op->foldOp, r.op->foldKind, out, r.op->foldBase, out,
+              total / packedSize(r.op->foldKind));
+      r.folded = total;
+      return;
+    }
+    foldIn_.resize(total);  // the stream whole, folded afterwards
     iov[n++] = {foldIn_.data(), foldIn_.size()};
     batch = foldIn_.size();
     read();

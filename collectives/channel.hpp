@@ -84,10 +84,10 @@ struct SendOp {
   const int* livePoison = nullptr;
   /// Whether the stream may go by cross-memory attach, which puts its whole copy on the
   /// receiver: false where the receiver is the phase's bottleneck, because it folds the stream
-  /// (a fold straight from the ring is one pass; attach adds a copy before it: 2 ranks, reduce
-  /// of 512 KiB 63 us by the ring, 101 by attach) or takes the streams of several senders (a
-  /// gather's root on more than 2 ranks: 1 MiB 189 against 225; on 2 it takes one stream, and
-  /// attach is faster there).
+  /// with others (a fold straight from the ring is one pass) or takes the streams of several
+  /// senders (a gather's root on more than 2 ranks: 1 MiB 189 us against 225). A receiver that
+  /// takes one stream (the root of a 2-rank gather or reduce) is faster by attach: a folded one
+  /// lands in the fold's destination and is combined there (readAttached).
   bool byAttach = true;
 };
 

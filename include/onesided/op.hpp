@@ -48,7 +48,8 @@ inline bool isInt64(int kind) noexcept {
 }
 /// dst[i] = base[i] op src[i] for `n` packed elements of the predefined type `kind` (pair types
 /// packed as value then int, no padding), in one pass: a reduction into a fresh buffer does not
-/// copy its first operand there first. base may be dst; otherwise none of the three overlap.
+/// copy its first operand there first. base or src may be dst; otherwise none of the three
+/// overlap.
 /// REPLACE copies src; NO_OP copies base.
 void applyOp(Op op, int kind, std::byte* dst, const std::byte* base, const std::byte* src,
              std::size_t n) noexcept;

@@ -86,14 +86,21 @@ constexpr bool kIsComplex =
     std::is_same_v<T, std::complex<long double>>;
 
 /// dst[i] = f(base[i], src[i]) over unaligned packed elements; loops the compiler can vectorise.
-/// In place (base == dst) is a loop of its own: the vectoriser's overlap check of a three-operand
-/// loop would send it to the scalar version.
+/// In place (base == dst, or src == dst) are loops of their own: the vectoriser's overlap check of
+/// a three-operand loop would send them to its scalar version.
 template <class T, class F>
 void each(std::byte* dst, const std::byte* base, const std::byte* src, std::size_t n, F f) {
   if (base == dst) {
     for (std::size_t i = 0; i < n; ++i) {
       std::byte* d = dst + i * sizeof(T);
       store(d, static_cast<T>(f(load<T>(d), load<T>(src + i * sizeof(T)))));
+    }
+    return;
+  }
+  if (src == dst) {
+    for (std::size_t i = 0; i < n; ++i) {
+      std::byte* d = dst + i * sizeof(T);
+      store(d, static_cast<T>(f(load<T>(base + i * sizeof(T)), load<T>(d))));
     }
     return;
   }

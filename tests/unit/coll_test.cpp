@@ -355,11 +355,12 @@ TEST_P(Collectives, RendezvousByAttachOrKey) {
   }
 }
 
-// Cross-memory attach puts a stream's whole copy on its receiver, so a stream that the receiver
-// folds (reduce), or that a root takes with every other member's (gather on more than 2 ranks),
-// goes through the ring even where attach is forced; a gather root's one stream (2 ranks) and
-// an exchange (alltoall) read by attach. Results are checked too.
-TEST_P(Collectives, AttachLeavesFoldsAndFanInToTheRing) {
+// Cross-memory attach puts a stream's whole copy on its receiver, so the streams of a receiver
+// that takes several (a reduce's or gather's root on more than 2 ranks) go through the ring even
+// where attach is forced; a root's one stream (2 ranks) reads by attach, a reduce's straight into
+// the result (or, in place, aside and then folded), and so does an exchange (alltoall). Results
+// are checked too.
+TEST_P(Collectives, AttachWhereTheReceiverTakesOneStream) {
   auto [transport, n, alg, chunk] = GetParam();
   if (chunk != 0 || n < 2) GTEST_SKIP() << "rendezvous runs with the default chunk, 2+ ranks";
   if (transport == "self_deferred" || transport == "verbs") {
@@ -379,28 +380,41 @@ TEST_P(Collectives, AttachLeavesFoldsAndFanInToTheRing) {
     }
     coll::alltoall(c, s.data(), kCount, &lt, r.data(), kCount, &lt);  // peers resolve and probe
     const detail::Channel& ch = c.channel();
-    const std::uint64_t before = ch.attachedReads();
-    std::uint64_t gathered = 0;  // attach reads in the gathers
+    // Attach reads at this rank in the reduces, the in-place reduces and the gathers.
+    std::uint64_t reduced = 0, inPlace = 0, gathered = 0;
+    auto counting = [&](std::uint64_t& n, auto&& call) {
+      const std::uint64_t at = ch.attachedReads();
+      call();
+      n += ch.attachedReads() - at;
+    };
     for (int root = 0; root < p; ++root) {
       std::vector<long> sum(kCount, -1);
-      coll::reduce(c, s.data(), sum.data(), kCount, &lt, Op::kSum, root);
-      const std::uint64_t beforeGather = ch.attachedReads();
-      coll::gather(c, s.data(), kCount, &lt, r.data(), kCount, &lt, root);
-      gathered += ch.attachedReads() - beforeGather;
+      counting(reduced,
+               [&] { coll::reduce(c, s.data(), sum.data(), kCount, &lt, Op::kSum, root); });
+      std::vector<long> acc(s.begin(), s.begin() + kCount);  // the root's vector, reduced in place
+      counting(inPlace, [&] {
+        coll::reduce(c, me == root ? coll::inPlace() : s.data(), acc.data(), kCount, &lt, Op::kSum,
+                     root);
+      });
+      counting(gathered,
+               [&] { coll::gather(c, s.data(), kCount, &lt, r.data(), kCount, &lt, root); });
       if (me != root) continue;
       for (int k = 0; k < kCount; ++k) {
         long want = 0;
         for (int i = 0; i < p; ++i) want += v(i, 0, k);
         ASSERT_EQ(sum[static_cast<std::size_t>(k)], want) << "reduce element " << k;
+        ASSERT_EQ(acc[static_cast<std::size_t>(k)], want) << "in-place reduce element " << k;
         for (int i = 0; i < p; ++i) {
           ASSERT_EQ(r[static_cast<std::size_t>(i * kCount + k)], v(i, 0, k)) << "gather " << i;
         }
       }
     }
-    // A root's one stream (2 ranks) goes by attach; the streams of a root that takes several
-    // stay in the ring, as folded streams always do.
-    EXPECT_EQ(gathered, p == 2 ? 1U : 0U) << "gathers' attach reads at this rank";
-    EXPECT_EQ(ch.attachedReads() - gathered, before) << "a folded stream was read by attach";
+    // Each rank is the root once, and reads the other's one stream by attach on 2 ranks.
+    const std::uint64_t one = p == 2 ? 1U : 0U;
+    EXPECT_EQ(reduced, one) << "reduces' attach reads at this rank";
+    EXPECT_EQ(inPlace, one) << "in-place reduces' attach reads at this rank";
+    EXPECT_EQ(gathered, one) << "gathers' attach reads at this rank";
+    const std::uint64_t before = ch.attachedReads();
     coll::alltoall(c, s.data(), kCount, &lt, r.data(), kCount, &lt);
     for (int i = 0; i < p; ++i) {
       for (int k = 0; k < kCount; ++k) {

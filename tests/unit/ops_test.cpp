@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // applyOp's three-operand form (dst = base op src, what a reduction's fold writes into a fresh
-// buffer in one pass) against its in-place form (a copy of base, then base op= src), for every
-// predefined operation on the types it applies to, at lengths and offsets that take the
-// vectorised loops, their tails and the scalar case; the inputs stay untouched.
+// buffer in one pass; dst may be base or src) against its in-place form (a copy of base, then
+// base op= src), for every predefined operation on the types it applies to, at lengths and
+// offsets that take the vectorised loops, their tails and the scalar case; the inputs stay
+// untouched.
 #include <mpi.h>
 
 #include <gtest/gtest.h>
@@ -87,6 +88,11 @@ TEST(ApplyOp, ThreeOperandFormMatchesCopyThenInPlace) {
               << onesided::opName(o) << " kind " << kind << " n " << n << " skew " << skew;
           ASSERT_EQ(0, std::memcmp(base.data() + skew, a.data(), a.size())) << "base written";
           ASSERT_EQ(0, std::memcmp(src.data() + skew, b.data(), b.size())) << "src written";
+          // src == dst: the stream received into the destination, combined there.
+          applyOp(op, kind, src.data() + skew, base.data() + skew, src.data() + skew, n);
+          ASSERT_EQ(0, std::memcmp(src.data() + skew, want.data(), want.size()))
+              << onesided::opName(o) << " into src, kind " << kind << " n " << n;
+          std::memcpy(src.data() + skew, b.data(), b.size());
           // base == dst is the in-place form.
           applyOp(op, kind, base.data() + skew, base.data() + skew, src.data() + skew, n);
           ASSERT_EQ(0, std::memcmp(base.data() + skew, want.data(), want.size()))
