@@ -1046,9 +1046,8 @@ Channel::Small Channel::recvSmall(const RecvOp& o, bool wait) {
     // A reduction's one chunk: out = base op in (allreduce's rounds, a tree's one child).
     const std::size_t unit = packedSize(o.foldKind);
     if (h.len % unit != 0) return Small::kDecline;
-    if (o.foldBase != out)
-      onesided::detail::copyBytes(out, o.foldBase, static_cast<std::size_t>(h.len));
-    applyOp(o.foldOp, o.foldKind, out, chunk + sizeof h, static_cast<std::size_t>(h.len) / unit);
+    applyOp(o.foldOp, o.foldKind, out, o.foldBase, chunk + sizeof h,
+            static_cast<std::size_t>(h.len) / unit);
   } else if (h.len > 0) {  // a buffer of 0 elements may be NULL
     onesided::detail::copyBytes(out, chunk + sizeof h, static_cast<std::size_t>(h.len));
   }
