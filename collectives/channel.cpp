@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -275,6 +276,11 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
   ringBytes_ = envSize("ONESIDED_COLL_RING", dfltRing, 8 * cell_, std::size_t{1} << 30);
   ringBytes_ = ringBytes_ / cell_ * cell_;
   ringCells_ = ringBytes_ / cell_;
+  // Every chunk sent and received takes a cell's ring position and a size in cells; with the
+  // default geometry both are powers of two, and a mask and a shift replace two 64-bit divisions
+  // per call of each (tens of cycles each, on a path of 0.06-0.1 us per 8-byte collective).
+  ringMask_ = std::has_single_bit(ringCells_) ? ringCells_ - 1 : 0;
+  cellShift_ = std::has_single_bit(cell_) ? static_cast<unsigned>(std::countr_zero(cell_)) : 0;
   // A chunk takes at most half the ring, so a receiver that reports every quarter never leaves
   // its sender stuck (see tryRecv).
   maxPayload_ =
@@ -499,7 +505,7 @@ std::size_t Channel::finOff(int member) const {
 
 std::size_t Channel::slotOff(int member, std::uint64_t cell) const {
   return (1 + 3 * ranks_.size()) * kLine + static_cast<std::size_t>(member) * ringBytes_ +
-         static_cast<std::size_t>(cell % ringCells_) * cell_;
+         static_cast<std::size_t>(ringPos(cell)) * cell_;
 }
 
 std::uint64_t Channel::loadLocal(std::size_t off) const {
@@ -539,7 +545,7 @@ bool Channel::trySend(SendState& s) {
   const std::uint64_t free = freeCells(peer, p);
   if (free == 0) return false;
   // A chunk never wraps around the end of the ring.
-  const std::uint64_t room = std::min(free, ringCells_ - p.sentCells % ringCells_);
+  const std::uint64_t room = std::min(free, ringCells_ - ringPos(p.sentCells));
   // An error found meanwhile by a forwarding tree node goes in a data chunk.
   if (s.op->livePoison != nullptr && *s.op->livePoison != 0) s.rendezvous = false;
   if (s.awaitsData()) return false;
@@ -577,7 +583,9 @@ std::byte* Channel::chunkBuffer(Peer& p) {
   return p.direct != nullptr ? p.direct + slotOff(me_, p.sentCells) : staging_.data();
 }
 
-std::uint64_t Channel::cellsFor(std::size_t bytes) const { return (bytes + cell_ - 1) / cell_; }
+std::uint64_t Channel::cellsFor(std::size_t bytes) const {
+  return cellShift_ != 0 ? (bytes + cell_ - 1) >> cellShift_ : (bytes + cell_ - 1) / cell_;
+}
 
 void Channel::postChunk(int peer, Peer& p, std::size_t bytes) {
   const std::uint64_t cells = cellsFor(bytes);
@@ -1012,7 +1020,7 @@ bool Channel::sendSmall(const SendOp& o, bool exchange) {
   }
   const ChunkHeader h = header(total, total, o.poison, kData, signatureOf(o.src));
   const std::uint64_t free = freeCells(o.peer, p);
-  if (std::min(free, ringCells_ - p.sentCells % ringCells_) < cellsFor(sizeof h + total)) {
+  if (std::min(free, ringCells_ - ringPos(p.sentCells)) < cellsFor(sizeof h + total)) {
     return false;  // no room before the ring's end: the general path pads or waits
   }
   std::byte* dst = p.direct + slotOff(me_, p.sentCells);

@@ -208,6 +208,10 @@ class Channel {
   [[nodiscard]] std::size_t consumedOff(int member) const;
   [[nodiscard]] std::size_t finOff(int member) const;
   [[nodiscard]] std::size_t slotOff(int member, std::uint64_t cell) const;
+  /// A cell number's place in its ring.
+  [[nodiscard]] std::uint64_t ringPos(std::uint64_t cell) const {
+    return ringMask_ != 0 ? cell & ringMask_ : cell % ringCells_;
+  }
   [[nodiscard]] std::uint64_t loadLocal(std::size_t off) const;
   void writeCounter(int member, Counter which, std::uint64_t value);
   /// Where the next chunk to `p` is written: its slot (load / store path) or the staging buffer.
@@ -281,6 +285,8 @@ class Channel {
   std::size_t cell_ = 256;     // ring granule (ONESIDED_COLL_CELL, for tests)
   std::size_t ringBytes_ = 0;  // per pair
   std::uint64_t ringCells_ = 0;
+  std::uint64_t ringMask_ = 0;     // ringCells_ - 1 when that is a power of two, else 0
+  unsigned cellShift_ = 0;         // log2 cell_ when that is a power of two, else 0
   std::size_t maxPayload_ = 0;     // data bytes per chunk
   std::uint64_t reportEvery_ = 1;  // cells read between consumed reports
   std::size_t regionBytes_ = 0;
