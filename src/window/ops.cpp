@@ -350,6 +350,7 @@ __attribute__((target_clones("avx2", "default"), flatten))
 #endif
 void applyOp(Op op, int kind, std::byte* dst, const std::byte* base, const std::byte* src,
              std::size_t n) noexcept {
+  if (n == 0) return;  // the buffers of zero elements may be null
   if (op == Op::kNoOp || op == Op::kReplace) {
     const std::byte* from = op == Op::kNoOp ? base : src;
     if (from != dst) detail::moveBytesLarge(dst, from, n * packedSize(kind));

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -23,9 +24,9 @@ using onesided::Op;
 using onesided::opAccepts;
 using onesided::packedSize;
 
-// Random bytes, except pair types' index words, which are made small and often equal so that
-// MINLOC / MAXLOC meet ties; floating values stay finite (random bits may be NaNs, which
-// compare unequal to themselves in MIN / MAX and would make the two forms differ legitimately).
+// Small values, often equal, so that MINLOC / MAXLOC meet ties and signed SUM / PROD do not
+// overflow; floating values stay finite (random bits may be NaNs, which compare unequal to
+// themselves in MIN / MAX and would make the two forms differ legitimately).
 std::vector<std::byte> values(int kind, std::size_t n, std::mt19937& rng) {
   const std::size_t e = packedSize(kind);
   std::vector<std::byte> v(n * e);
@@ -55,8 +56,14 @@ std::vector<std::byte> values(int kind, std::size_t n, std::mt19937& rng) {
         std::memcpy(x + sizeof d, &i2, sizeof i2);
         break;
       }
+      case MPI_C_BOOL:
+        x[0] = static_cast<std::byte>(rng() & 1);  // a bool holds 0 or 1 only
+        break;
       default:
-        for (std::size_t b = 0; b < e; ++b) x[b] = static_cast<std::byte>(rng() & 0xff);
+        // Integers: a small value in the low byte (little-endian), so SUM and PROD of signed
+        // types never overflow (undefined behaviour, which UBSan rejects).
+        for (std::size_t b = 0; b < e; ++b) x[b] = std::byte{0};
+        x[0] = static_cast<std::byte>(rng() & 0x7f);
     }
   }
   return v;
@@ -78,24 +85,33 @@ TEST(ApplyOp, ThreeOperandFormMatchesCopyThenInPlace) {
         for (std::size_t skew : {std::size_t{0}, std::size_t{3}}) {  // unaligned buffers too
           const auto a = values(kind, n, rng);
           const auto b = values(kind, n, rng);
-          std::vector<std::byte> base(n * e + skew), src(n * e + skew), out(n * e + skew);
-          std::memcpy(base.data() + skew, a.data(), a.size());
-          std::memcpy(src.data() + skew, b.data(), b.size());
+          // One byte of slack: no buffer is empty (a null data() would make the calls UB).
+          std::vector<std::byte> base(n * e + skew + 1), src(n * e + skew + 1);
+          std::vector<std::byte> out(n * e + skew + 1);
+          std::byte* const pb = base.data() + skew;
+          std::byte* const ps = src.data() + skew;
+          std::copy(a.begin(), a.end(), pb);
+          std::copy(b.begin(), b.end(), ps);
           std::vector<std::byte> want = a;
-          applyOp(op, kind, want.data(), b.data(), n);
-          applyOp(op, kind, out.data() + skew, base.data() + skew, src.data() + skew, n);
-          ASSERT_EQ(0, std::memcmp(out.data() + skew, want.data(), want.size()))
+          want.push_back(std::byte{0});  // slack, as above
+          applyOp(op, kind, want.data(), ps, n);
+          want.pop_back();
+          auto holds = [&](const std::byte* p, const std::vector<std::byte>& v) {
+            return std::equal(v.begin(), v.end(), p);
+          };
+          applyOp(op, kind, out.data() + skew, pb, ps, n);
+          ASSERT_TRUE(holds(out.data() + skew, want))
               << onesided::opName(o) << " kind " << kind << " n " << n << " skew " << skew;
-          ASSERT_EQ(0, std::memcmp(base.data() + skew, a.data(), a.size())) << "base written";
-          ASSERT_EQ(0, std::memcmp(src.data() + skew, b.data(), b.size())) << "src written";
+          ASSERT_TRUE(holds(pb, a)) << "base written";
+          ASSERT_TRUE(holds(ps, b)) << "src written";
           // src == dst: the stream received into the destination, combined there.
-          applyOp(op, kind, src.data() + skew, base.data() + skew, src.data() + skew, n);
-          ASSERT_EQ(0, std::memcmp(src.data() + skew, want.data(), want.size()))
+          applyOp(op, kind, ps, pb, ps, n);
+          ASSERT_TRUE(holds(ps, want))
               << onesided::opName(o) << " into src, kind " << kind << " n " << n;
-          std::memcpy(src.data() + skew, b.data(), b.size());
+          std::copy(b.begin(), b.end(), ps);
           // base == dst is the in-place form.
-          applyOp(op, kind, base.data() + skew, base.data() + skew, src.data() + skew, n);
-          ASSERT_EQ(0, std::memcmp(base.data() + skew, want.data(), want.size()))
+          applyOp(op, kind, pb, pb, ps, n);
+          ASSERT_TRUE(holds(pb, want))
               << onesided::opName(o) << " in place, kind " << kind << " n " << n;
           ++checked;
         }
