@@ -232,10 +232,7 @@ const std::byte* reducePacked(Comm& c, const Stream& in, int kind, Op op, int ro
   if (kids.empty()) {
     if (!isRoot) {
       SendOp s{t.parent(), bytes(mine, n), 0};
-      // The parent folds it: through the ring (a fold straight from a chunk is one pass),
-      // except on 2 ranks, where the root reads it into its result and folds its own vector in
-      // there (512 KiB: 35-37 us, by the ring 34-47; Open MPI 29-32).
-      s.byAttach = p == 2;
+      s.byAttach = rootTakesOne(p);  // else the parent folds it with others, from the ring
       f.run(ch, {&s, 1}, {});
       f.rethrow();
       return nullptr;

@@ -12,14 +12,7 @@ using namespace detail;
 
 namespace {
 constexpr std::size_t kGatherTreeBelow = 8192;  // bytes per block
-
-/// Whether a linear gather's stream may go by cross-memory attach (SendOp::byAttach): only when
-/// it is the root's one stream. Then the single copy on the root beats the ring, whose sender
-/// writes cells the root has just read (2 ranks, us ring / attach / Open MPI: 128 KiB 11.9-13.5
-/// / 8.9-10.2 / 8.4-8.9, 512 KiB 51-57 / 42-48 / 38-44). With more ranks the root would make
-/// every copy itself (4 ranks, 512 KiB: 171-188 by the ring, 203 by attach).
-bool rootTakesOne(int p) { return p == 2; }
-}  // namespace
+}
 
 void gather(Comm& comm, const void* sbuf, int scount, const Datatype* stype, void* rbuf, int rcount,
             const Datatype* rtype, int root) {
