@@ -12,8 +12,10 @@ using namespace detail;
 namespace {
 constexpr std::size_t kAllgatherTreeBelow = 256;  // bytes per block, with more than 8 ranks
 
+/// `own`: this rank's copy of its own block, made while the others' are on their way.
 template <class Block>
-void exchange(Comm& comm, const Stream& mine, const Block& block) {
+void exchange(Comm& comm, const Stream& mine, const Block& block,
+              const std::function<void()>& own) {
   const int p = comm.size();
   const int me = comm.rank();
   SendList sends;
@@ -23,7 +25,7 @@ void exchange(Comm& comm, const Stream& mine, const Block& block) {
     const int from = (me - d + p) % p;
     recvs.push_back({from, block(from), nullptr});
   }
-  comm.channel().run(sends, recvs);
+  comm.channel().run(sends, recvs, own);
 }
 }  // namespace
 
@@ -48,16 +50,19 @@ void allgather(Comm& comm, const void* sbuf, int scount, const Datatype* stype, 
     widen(rt, 0, static_cast<std::size_t>(p) * static_cast<std::size_t>(rcount), rlo, rhi);
     checkNoAlias(sbuf, slo, shi, rbuf, rlo, rhi, "sendbuf", "recvbuf");
     mine = Stream{sbuf, static_cast<std::size_t>(scount), st};
-    localCopy(mine, block(me));
   }
-  if (p == 1) return;
+  auto own = [&] {
+    if (!inplace) localCopy(mine, block(me));
+  };
   const Alg a = forcedAlg(comm);
   const bool tree = a == Alg::kTree || (a == Alg::kAuto && p > 8 &&
                                         bytesOf(mine.count, *mine.type) < kAllgatherTreeBelow);
-  if (!tree) {
-    exchange(comm, mine, block);
+  if (p > 1 && !tree) {
+    exchange(comm, mine, block, own);
     return;
   }
+  own();  // rank 0's block must be in place before the tree's gather
+  if (p == 1) return;
   // Gather to 0 (0 in place: its block is already there), then broadcast the whole buffer.
   if (me == 0) {
     gather(comm, inPlace(), 0, nullptr, rbuf, rcount, &rt, 0);
@@ -89,10 +94,12 @@ void allgatherv(Comm& comm, const void* sbuf, int scount, const Datatype* stype,
     widen(st, 0, static_cast<std::size_t>(scount), slo, shi);
     checkNoAlias(sbuf, slo, shi, rbuf, rlo, rhi, "sendbuf", "recvbuf");
     mine = Stream{sbuf, static_cast<std::size_t>(scount), &st};
-    localCopy(mine, block(me));
   }
-  if (p == 1) return;
-  exchange(comm, mine, block);
+  auto own = [&] {
+    if (!inplace) localCopy(mine, block(me));
+  };
+  if (p == 1) return own();
+  exchange(comm, mine, block, own);
 }
 
 }  // namespace onesided::coll

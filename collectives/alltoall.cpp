@@ -15,8 +15,10 @@ template <class Src, class Dst>
 void exchange(Comm& comm, const Src& src, const Dst& dst) {
   const int p = comm.size();
   const int me = comm.rank();
-  localCopy(src(me), dst(me));
-  if (p == 1) return;
+  // This rank's own block is copied while the others' are on their way (Channel::run's
+  // meanwhile), not before its streams are offered.
+  auto own = [&] { localCopy(src(me), dst(me)); };
+  if (p == 1) return own();
   SendList sends;
   RecvList recvs;
   for (int d = 1; d < p; ++d) {
@@ -25,7 +27,7 @@ void exchange(Comm& comm, const Src& src, const Dst& dst) {
     sends.push_back({to, src(to), 0});
     recvs.push_back({from, dst(from), nullptr});
   }
-  comm.channel().run(sends, recvs);
+  comm.channel().run(sends, recvs, own);
 }
 
 }  // namespace

@@ -42,8 +42,12 @@ void scatter(Comm& comm, const void* sbuf, int scount, const Datatype* stype, vo
                   static_cast<std::size_t>(scount), st};
   };
   const Stream mine{rbuf, static_cast<std::size_t>(rcount), rt};
-  if (isRoot && !inplace) localCopy(block(root), mine);
-  if (p == 1) return;
+  // The root's own block is copied while the others' are on their way (Channel::run's
+  // meanwhile): a receiver reading its block by attach need not wait for it.
+  auto own = [&] {
+    if (isRoot && !inplace) localCopy(block(root), mine);
+  };
+  if (p == 1) return own();
   const std::size_t bb = isRoot ? bytesOf(static_cast<std::size_t>(scount), *st)
                                 : bytesOf(static_cast<std::size_t>(rcount), *rt);
   auto& ch = comm.channel();
@@ -52,7 +56,7 @@ void scatter(Comm& comm, const void* sbuf, int scount, const Datatype* stype, vo
     if (isRoot) {
       SendList sends;
       for (int d = 1; d < p; ++d) sends.push_back({(root + d) % p, block((root + d) % p), 0});
-      f.run(ch, sends, {});
+      f.run(ch, sends, {}, own);
     } else {
       RecvOp r{root, mine, nullptr};
       f.run(ch, {}, {&r, 1});
@@ -60,6 +64,7 @@ void scatter(Comm& comm, const void* sbuf, int scount, const Datatype* stype, vo
     f.rethrow();
     return;
   }
+  own();
   Tree t(p, me, root);
   // The subtree's blocks in virtual-rank order: [vr, vr + subtree).
   std::vector<std::byte> tmp(static_cast<std::size_t>(t.subtree()) * bb);
@@ -112,13 +117,15 @@ void scatterv(Comm& comm, const void* sbuf, const int* scounts, const int* displ
     return Stream{at(sbuf, *st, displs[r]), static_cast<std::size_t>(scounts[r]), st};
   };
   const Stream mine{rbuf, static_cast<std::size_t>(rcount), rt};
-  if (isRoot && !inplace) localCopy(block(root), mine);
-  if (p == 1) return;
+  auto own = [&] {
+    if (isRoot && !inplace) localCopy(block(root), mine);
+  };
+  if (p == 1) return own();
   Failure f;
   if (isRoot) {
     SendList sends;
     for (int d = 1; d < p; ++d) sends.push_back({(root + d) % p, block((root + d) % p), 0});
-    f.run(comm.channel(), sends, {});
+    f.run(comm.channel(), sends, {}, own);
   } else {
     RecvOp r{root, mine, nullptr};
     f.run(comm.channel(), {}, {&r, 1});
