@@ -14,8 +14,7 @@ constexpr std::size_t kAllgatherTreeBelow = 256;  // bytes per block, with more 
 
 /// `own`: this rank's copy of its own block, made while the others' are on their way.
 template <class Block>
-void exchange(Comm& comm, const Stream& mine, const Block& block,
-              const std::function<void()>& own) {
+void exchange(Comm& comm, const Stream& mine, const Block& block, Callback own) {
   const int p = comm.size();
   const int me = comm.rank();
   SendList sends;
@@ -25,7 +24,9 @@ void exchange(Comm& comm, const Stream& mine, const Block& block,
     const int from = (me - d + p) % p;
     recvs.push_back({from, block(from), nullptr});
   }
-  comm.channel().run(sends, recvs, own);
+  Failure f;
+  f.run(comm.channel(), sends, recvs, ownCopy(f, bytesOf(mine.count, *mine.type), own));
+  f.rethrow();
 }
 }  // namespace
 

@@ -15,8 +15,8 @@ template <class Src, class Dst>
 void exchange(Comm& comm, const Src& src, const Dst& dst) {
   const int p = comm.size();
   const int me = comm.rank();
-  // This rank's own block is copied while the others' are on their way (Channel::run's
-  // meanwhile), not before its streams are offered.
+  // This rank's own block, copied while the others' are on their way where they are large
+  // (ownCopy), not before its streams are offered.
   auto own = [&] { localCopy(src(me), dst(me)); };
   if (p == 1) return own();
   SendList sends;
@@ -27,7 +27,10 @@ void exchange(Comm& comm, const Src& src, const Dst& dst) {
     sends.push_back({to, src(to), 0});
     recvs.push_back({from, dst(from), nullptr});
   }
-  comm.channel().run(sends, recvs, own);
+  Failure f;
+  const Stream mine = src(me);
+  f.run(comm.channel(), sends, recvs, ownCopy(f, bytesOf(mine.count, *mine.type), own));
+  f.rethrow();
 }
 
 }  // namespace

@@ -1216,7 +1216,7 @@ bool Channel::recvsSmall(std::span<const RecvOp> recvs, SmallVec<RecvOp, 8>& res
 }
 
 void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs,
-                  const std::function<void()>& meanwhile) {
+                  Callback meanwhile) {
   // `meanwhile` must not leave the phase half done: its error waits for the phase's end.
   bool metWhile = !meanwhile;
   std::optional<Error> whileError;

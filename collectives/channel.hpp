@@ -51,6 +51,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <type_traits>
 
 #include <sys/types.h>
 #include <vector>
@@ -65,6 +66,25 @@ class Datatype;
 }  // namespace onesided
 
 namespace onesided::detail {
+
+/// A reference to a callable taking nothing, returning nothing (Channel::run's `meanwhile`):
+/// unlike std::function it never allocates (a lambda capturing a few references does not fit
+/// std::function's inline buffer, and the allocation was a quarter of an 8-byte scatter).
+class Callback {
+ public:
+  Callback() = default;
+  template <class F>
+  requires(!std::is_same_v<std::remove_cvref_t<F>, Callback>)
+      Callback(F&& f)  // NOLINT(google-explicit-constructor): passed as it is, like std::function
+      : obj_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
+        call_([](void* o) { (*static_cast<std::remove_reference_t<F>*>(o))(); }) {}
+  explicit operator bool() const noexcept { return call_ != nullptr; }
+  void operator()() const { call_(obj_); }
+
+ private:
+  void* obj_ = nullptr;
+  void (*call_)(void*) = nullptr;
+};
 
 /// The packed stream of `count` elements of `type` at `buf` (type maps relative to buf).
 struct Stream {
@@ -145,8 +165,7 @@ class Channel {
   /// kErrCount (fewer) after the phase, leaving its destination untouched. `meanwhile`, when
   /// given, runs once: the first time the phase has to wait, else at its end (a gather's root
   /// copies its own block while the others' streams are on their way).
-  void run(std::span<const SendOp> sends, std::span<const RecvOp> recvs,
-           const std::function<void()>& meanwhile = {});
+  void run(std::span<const SendOp> sends, std::span<const RecvOp> recvs, Callback meanwhile = {});
   /// Completes this rank's outstanding writes into peers (before the region goes away).
   void quiesce();
   /// Rendezvous streams read with loads from a sender's mapped buffer, and peer keys unpacked

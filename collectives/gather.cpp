@@ -83,7 +83,7 @@ void gather(Comm& comm, const void* sbuf, int scount, const Datatype* stype, voi
       const SendOp s = toRoot(root, {sbuf, static_cast<std::size_t>(scount), st});
       f.run(ch, {&s, 1}, {});
     } else {
-      f.run(ch, {}, rootRecvs(p, root, block), own);
+      f.run(ch, {}, rootRecvs(p, root, block), ownCopy(f, bb, own));
     }
     f.rethrow();
     return;
@@ -151,7 +151,8 @@ void gatherv(Comm& comm, const void* sbuf, int scount, const Datatype* stype, vo
     const SendOp s = toRoot(root, {sbuf, static_cast<std::size_t>(scount), st});
     f.run(comm.channel(), {&s, 1}, {});
   } else {
-    f.run(comm.channel(), {}, rootRecvs(p, root, block), own);
+    const std::size_t mine = inplace ? 0 : bytesOf(static_cast<std::size_t>(scount), *st);
+    f.run(comm.channel(), {}, rootRecvs(p, root, block), ownCopy(f, mine, own));
   }
   f.rethrow();
 }

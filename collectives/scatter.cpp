@@ -42,8 +42,8 @@ void scatter(Comm& comm, const void* sbuf, int scount, const Datatype* stype, vo
                   static_cast<std::size_t>(scount), st};
   };
   const Stream mine{rbuf, static_cast<std::size_t>(rcount), rt};
-  // The root's own block is copied while the others' are on their way (Channel::run's
-  // meanwhile): a receiver reading its block by attach need not wait for it.
+  // The root's own block, copied while the others' are on their way where they are large
+  // (ownCopy): a receiver reading its block by attach need not wait for it.
   auto own = [&] {
     if (isRoot && !inplace) localCopy(block(root), mine);
   };
@@ -56,7 +56,7 @@ void scatter(Comm& comm, const void* sbuf, int scount, const Datatype* stype, vo
     if (isRoot) {
       SendList sends;
       for (int d = 1; d < p; ++d) sends.push_back({(root + d) % p, block((root + d) % p), 0});
-      f.run(ch, sends, {}, own);
+      f.run(ch, sends, {}, ownCopy(f, bb, own));
     } else {
       RecvOp r{root, mine, nullptr};
       f.run(ch, {}, {&r, 1});
@@ -125,7 +125,8 @@ void scatterv(Comm& comm, const void* sbuf, const int* scounts, const int* displ
   if (isRoot) {
     SendList sends;
     for (int d = 1; d < p; ++d) sends.push_back({(root + d) % p, block((root + d) % p), 0});
-    f.run(comm.channel(), sends, {}, own);
+    const std::size_t n = inplace ? 0 : bytesOf(static_cast<std::size_t>(rcount), *rt);
+    f.run(comm.channel(), sends, {}, ownCopy(f, n, own));
   } else {
     RecvOp r{root, mine, nullptr};
     f.run(comm.channel(), {}, {&r, 1});
