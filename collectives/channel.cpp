@@ -78,13 +78,6 @@ constexpr std::size_t kNonceWord = 1;
 constexpr std::size_t kAttachWord = 1;
 constexpr std::uint64_t kAttachYes = 1;
 constexpr std::uint64_t kAttachNo = 2;
-// Then a push request (RecvOp::byPush): the member asks me to write my rendezvous stream number
-// [seq] to it at [address] with cross-memory attach; and my answer in the line I write into its
-// region: [status] (0, or the errno of the failed write) and the [seq] written.
-constexpr std::size_t kPushAddrWord = 2;
-constexpr std::size_t kPushSeqWord = 3;
-constexpr std::size_t kPushedStatusWord = 4;
-constexpr std::size_t kPushedSeqWord = 5;
 // Unpacked keys of a peer's MPI_Alloc_mem regions kept per peer (each may hold a mapping).
 constexpr std::size_t kAllocKeysKept = 4;
 // A receiver reads a rendezvous stream by this many pieces per getv.
@@ -200,7 +193,6 @@ struct Channel::SendState {
   std::vector<std::byte> exposedKey;
   bool allocated = false;  // exposedKey is the key of the MPI_Alloc_mem region holding buf
   bool attached = false;   // the receiver reads buf with cross-memory attach: no key
-  bool pushed = false;     // the receiver asked for the stream, and got an answer (servePush)
   /// Ready for `o` (states are kept from phase to phase: no allocation per collective).
   void reset(const SendOp& o) {
     op = &o;
@@ -216,7 +208,7 @@ struct Channel::SendState {
     fin = 0;
     exposed.reset();
     exposedKey.clear();
-    allocated = attached = pushed = false;
+    allocated = attached = false;
   }
   [[nodiscard]] bool finished() const { return started && sentBytes == total && !waitFin; }
   /// A tree node forwarding (op->avail): the next chunk's data has not arrived yet (all of it,
@@ -243,10 +235,6 @@ struct Channel::RecvState {
   std::uint64_t folded = 0;
   std::array<std::byte, 64> carry{};
   std::size_t carryLen = 0;
-  // A push request sent (askPush): the rendezvous number asked for, and the stream's address at
-  // the sender (read from there if the sender's write fails).
-  std::uint64_t pushSeq = 0;
-  std::uint64_t pushFrom = 0;
   void reset(const RecvOp& o) {
     op = &o;
     cursor.reset();
@@ -259,13 +247,6 @@ struct Channel::RecvState {
     error.clear();
     folded = 0;
     carryLen = 0;
-    pushSeq = pushFrom = 0;
-  }
-  /// `got` more bytes of the stream are consumed.
-  void advance(std::uint64_t got) {
-    this->got += got;
-    if (op->progress != nullptr) *op->progress = errorClass == 0 ? *op->progress + got : UINT64_MAX;
-    if (op->errorOut != nullptr && errorClass != 0) *op->errorOut = errorClass;
   }
   [[nodiscard]] bool finished() const { return started && got == total; }
   /// The destination's type map, made on first use (a contiguous destination needs one only
@@ -556,7 +537,7 @@ bool Channel::trySend(SendState& s) {
   const int peer = s.op->peer;
   Peer& p = resolve(peer);
   if (s.waitFin) {
-    if (loadLocal(finOff(peer)) < s.fin) return servePush(s, p);
+    if (loadLocal(finOff(peer)) < s.fin) return false;
     s.waitFin = false;  // the receiver has read the whole stream
     s.exposed.reset();
     return true;
@@ -925,7 +906,6 @@ void Channel::fold(RecvState& r, const std::byte* in, std::size_t len) {
 bool Channel::tryRecv(RecvState& r) {
   const int peer = r.op->peer;
   Peer& p = peers_[static_cast<std::size_t>(peer)];
-  if (r.pushSeq != 0) return pushAnswered(r, p);
   if (!arrived(peer, p)) return false;
   const std::byte* chunk = local_ + slotOff(peer, p.recvCells);
   ChunkHeader h{};
@@ -968,14 +948,6 @@ bool Channel::tryRecv(RecvState& r) {
   const bool folding = r.op->foldBase != nullptr && r.errorClass == 0 && r.total > 0;
   if (folding && !foldsChecked_) return !wasStarted;
   std::uint64_t got = h.len;
-  if (h.kind == kReadyAttach && r.op->byPush && !folding) {
-    std::uint64_t raddr = 0;
-    std::memcpy(&raddr, chunk + sizeof h, sizeof raddr);
-    if (askPush(r, p, raddr)) {
-      consume(peer, p, cells);  // the request holds what the chunk said
-      return true;
-    }
-  }
   if (h.kind == kReady || h.kind == kReadyAllocated || h.kind == kReadyAttach) {
     finishRendezvous(r, chunk + sizeof h, static_cast<std::size_t>(h.len), h.kind);
     got = r.total;
@@ -989,92 +961,12 @@ bool Channel::tryRecv(RecvState& r) {
   } else if (r.errorClass == 0) {
     unpackTo(r.typeMap(), r.base, chunk + sizeof h, static_cast<std::size_t>(h.len));
   }
-  r.advance(got);
+  r.got += got;
+  if (r.op->progress != nullptr) {
+    *r.op->progress = r.errorClass == 0 ? *r.op->progress + got : UINT64_MAX;
+  }
+  if (r.op->errorOut != nullptr && r.errorClass != 0) *r.op->errorOut = r.errorClass;
   consume(peer, p, cells);
-  return true;
-}
-
-bool Channel::askPush(RecvState& r, Peer& p, std::uint64_t raddr) {
-  // The sender writes my memory where it also reads it (it told me so: the same kernel
-  // permission), into a destination that is one run of bytes, after the sizes checked out.
-  if (r.errorClass != 0 || !r.contig || r.total == 0 || p.direct == nullptr ||
-      !attachedBy(r.op->peer)) {
-    return false;
-  }
-  auto* line = reinterpret_cast<std::uint64_t*>(p.direct + finOff(me_));
-  r.pushSeq = p.rdvDone + 1;  // the number of this rendezvous between us, as the sender counts
-  r.pushFrom = raddr;
-  std::atomic_ref<std::uint64_t>(line[kPushAddrWord])
-      .store(reinterpret_cast<std::uintptr_t>(r.base), std::memory_order_relaxed);
-  std::atomic_ref<std::uint64_t>(line[kPushSeqWord]).store(r.pushSeq, std::memory_order_release);
-  return true;
-}
-
-bool Channel::pushAsked(const SendState& s) const {
-  return s.attached && !s.pushed &&
-         loadLocal(finOff(s.op->peer) + kPushSeqWord * sizeof(std::uint64_t)) == s.fin;
-}
-
-bool Channel::pushDone(const RecvState& r) const {
-  return loadLocal(finOff(r.op->peer) + kPushedSeqWord * sizeof(std::uint64_t)) == r.pushSeq;
-}
-
-bool Channel::pushAnswered(RecvState& r, Peer& p) {
-  if (!pushDone(r)) return false;
-  auto* line = reinterpret_cast<std::uint64_t*>(local_ + finOff(r.op->peer));
-  const std::uint64_t status =
-      std::atomic_ref<std::uint64_t>(line[kPushedStatusWord]).load(std::memory_order_relaxed);
-  if (status == 0) {
-    ++pushedStreams_;
-  } else {
-    // The sender could not write here (its buffer is still exposed): read it instead.
-    log::coll().debug("rank {} could not write its stream here ({}): read by attach", r.op->peer,
-                      std::strerror(static_cast<int>(status)));
-    try {
-      readAttached(r, p, r.pushFrom);
-    } catch (const Error& e) {
-      r.errorClass = e.errorClass();
-      r.error = std::string("reading rank ") + std::to_string(r.op->peer) + "'s data: " + e.what();
-    }
-  }
-  r.pushSeq = 0;
-  r.advance(r.total);
-  writeCounter(r.op->peer, Counter::kFin, ++p.rdvDone);
-  return true;
-}
-
-bool Channel::servePush(SendState& s, Peer& p) {
-  if (!pushAsked(s)) return false;
-  auto* ask = reinterpret_cast<std::uint64_t*>(local_ + finOff(s.op->peer));
-  const std::uint64_t to =
-      std::atomic_ref<std::uint64_t>(ask[kPushAddrWord]).load(std::memory_order_relaxed);
-  s.pushed = true;
-  std::uint64_t status = 0;
-  for (std::uint64_t done = 0; status == 0 && done < s.total;) {
-    if (p.attachPid == 0) {
-      status = EPERM;
-      break;
-    }
-    iovec from{const_cast<std::byte*>(s.contig) + done, static_cast<std::size_t>(s.total - done)};
-    iovec into{reinterpret_cast<void*>(to + done), from.iov_len};  // NOLINT: the peer's address
-    const ssize_t put = process_vm_writev(p.attachPid, &from, 1, &into, 1, 0);
-    if (put < 0 && errno == EINTR) continue;
-    if (put <= 0) {
-      status = put < 0 ? static_cast<std::uint64_t>(errno) : EIO;
-      break;
-    }
-    done += static_cast<std::uint64_t>(put);
-  }
-  // The kernel's stores into the receiver's pages come before the answer that publishes them.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  auto* answer = reinterpret_cast<std::uint64_t*>(p.direct + finOff(me_));
-  std::atomic_ref<std::uint64_t>(answer[kPushedStatusWord])
-      .store(status, std::memory_order_relaxed);
-  std::atomic_ref<std::uint64_t>(answer[kPushedSeqWord]).store(s.fin, std::memory_order_release);
-  if (status == 0) {
-    s.waitFin = false;  // the receiver has the stream and never reads the buffer: done
-    s.exposed.reset();
-  }
   return true;
 }
 
@@ -1123,8 +1015,7 @@ bool Channel::sendSmall(const SendOp& o, bool exchange) {
   Peer& p = resolve(o.peer);
   const std::uint64_t total = streamBytes(o.src);
   if (p.direct == nullptr || total > maxPayload_ ||
-      (o.poison == 0 &&
-       wantsRendezvous(o.peer, p, o.src.buf, total, exchange || o.toPush, o.byAttach))) {
+      (o.poison == 0 && wantsRendezvous(o.peer, p, o.src.buf, total, exchange, o.byAttach))) {
     return false;  // put, more than a chunk, or a rendezvous
   }
   const ChunkHeader h = header(total, total, o.poison, kData, signatureOf(o.src));
@@ -1258,10 +1149,9 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs,
   prepare(sendKept_, sendView_, sends);
   prepare(recvKept_, recvView_, recvs);
   for (SendState* s : sendView_) {
-    s->rendezvous =
-        s->op->src.type->contiguous() && s->op->poison == 0 &&
-        wantsRendezvous(s->op->peer, resolve(s->op->peer), s->op->src.buf, s->total,
-                        (receives && s->op->avail == nullptr) || s->op->toPush, s->op->byAttach);
+    s->rendezvous = s->op->src.type->contiguous() && s->op->poison == 0 &&
+                    wantsRendezvous(s->op->peer, resolve(s->op->peer), s->op->src.buf, s->total,
+                                    receives && s->op->avail == nullptr, s->op->byAttach);
   }
   for (const RecvState* r : recvView_) resolve(r->op->peer);
   auto ready = [&] {
@@ -1272,7 +1162,7 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs,
       if (active++ >= inflight_) break;
       const int peer = s.op->peer;
       if (s.waitFin) {
-        if (loadLocal(finOff(peer)) >= s.fin || pushAsked(s)) return true;
+        if (loadLocal(finOff(peer)) >= s.fin) return true;
         continue;
       }
       if (s.awaitsData()) continue;  // waiting for the data it forwards
@@ -1286,11 +1176,7 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs,
       if (r.finished()) continue;
       const bool held = foldHeld(r, foldWaits);
       foldWaits = foldWaits || r.op->foldBase != nullptr;
-      if (r.pushSeq != 0
-              ? pushDone(r)
-              : !held && arrived(r.op->peer, peers_[static_cast<std::size_t>(r.op->peer)])) {
-        return true;
-      }
+      if (!held && arrived(r.op->peer, peers_[static_cast<std::size_t>(r.op->peer)])) return true;
     }
     return false;
   };

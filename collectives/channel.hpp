@@ -30,13 +30,7 @@
 // the sender's pid, which the identity line gives. A receiver checks once per peer that it can
 // (the kernel may refuse: ptrace permission, another pid namespace) by reading the nonce of
 // that line both ways, and tells the sender in the second word of its fin line for the peer;
-// until then, or if it cannot, the stream goes by key as above. A receiver that would rather
-// not make the copy itself (a gather's root, which takes p - 1 streams) may instead ask the
-// sender to write the stream into its receive buffer (process_vm_writev, RecvOp::byPush): it
-// writes the buffer's address and the rendezvous number into its fin line in the sender's
-// region, the sender, which waits for its fin anyway, writes the bytes and answers with the
-// number (and 0, or the errno of a failed write, on which the receiver reads the stream after
-// all) in its fin line in the receiver's region; the receiver then writes the fin as usual.
+// until then, or if it cannot, the stream goes by key as above.
 //
 // There is no matching and no tags: a collective's algorithm decides, on both sides, which
 // member writes which stream to which member in which phase; run() moves one phase. Sends are
@@ -109,15 +103,12 @@ struct SendOp {
   const std::uint64_t* avail = nullptr;
   const int* livePoison = nullptr;
   /// Whether the stream may go by cross-memory attach, which puts its whole copy on the
-  /// receiver (unless it asks for a push): false where the receiver is the phase's bottleneck,
-  /// because it folds the stream with others (a fold straight from the ring is one pass) or
-  /// takes the streams of several senders in a tree. A receiver that takes one stream (the
-  /// root of a 2-rank reduce) is faster by attach: a folded one lands in the fold's
-  /// destination and is combined there (readAttached).
+  /// receiver: false where the receiver is the phase's bottleneck, because it folds the stream
+  /// with others (a fold straight from the ring is one pass) or takes the streams of several
+  /// senders (a gather's root on more than 2 ranks: 1 MiB 189 us against 225). A receiver that
+  /// takes one stream (the root of a 2-rank gather or reduce) is faster by attach: a folded one
+  /// lands in the fold's destination and is combined there (readAttached).
   bool byAttach = true;
-  /// The receiver asks for the stream to be written into its buffer (RecvOp::byPush): the copy
-  /// runs beside the receiver's own work, as in an exchange, so attach pays from the same size.
-  bool toPush = false;
 };
 
 struct RecvOp {
@@ -139,11 +130,6 @@ struct RecvOp {
   const std::byte* foldBase = nullptr;
   Op foldOp = Op::kNoOp;
   int foldKind = 0;
-  /// A stream the sender offers by cross-memory attach into a contiguous destination: ask the
-  /// sender to write it (process_vm_writev) instead of reading it here. The copy moves to the
-  /// sender, so a receiver that takes several streams (a gather's root) has them written at
-  /// once on the other cores, and does its own work meanwhile (Channel::run's `meanwhile`).
-  bool byPush = false;
 };
 
 class Channel {
@@ -174,8 +160,6 @@ class Channel {
   [[nodiscard]] std::uint64_t allocKeysUnpacked() const noexcept { return allocKeysUnpacked_; }
   /// Rendezvous streams read with cross-memory attach (for tests).
   [[nodiscard]] std::uint64_t attachedReads() const noexcept { return attachedReads_; }
-  /// Rendezvous streams the sender wrote here with cross-memory attach (RecvOp::byPush).
-  [[nodiscard]] std::uint64_t pushedStreams() const noexcept { return pushedStreams_; }
 
   /// A buffer of at least n bytes kept across collectives (a fresh large one per call costs
   /// its page faults, and a new registration when it is exposed, every time); `slot` tells
@@ -281,19 +265,6 @@ class Channel {
   /// Reads a rendezvous stream of `p` at its address `raddr` into r's buffer with cross-memory
   /// attach (the stream's ready chunk was kReadyAttach).
   void readAttached(RecvState& r, const Peer& p, std::uint64_t raddr);
-  /// Asks the sender of r's rendezvous stream (offered by attach at `raddr`) to write it into
-  /// r's destination (RecvOp::byPush), if it can; false: read it here as usual.
-  bool askPush(RecvState& r, Peer& p, std::uint64_t raddr);
-  /// Whether the sender answered r's push request; then either the stream is here or, if its
-  /// write failed, it is read by attach now; the sender's fin is written.
-  bool pushAnswered(RecvState& r, Peer& p);
-  /// The sender's side: writes s's stream where the receiver asked, if it asked (the receiver
-  /// no longer reads the buffer then: s is done).
-  bool servePush(SendState& s, Peer& p);
-  /// Whether the receiver of s asked for its stream, not yet written; whether the sender of
-  /// r's stream answered r's request.
-  [[nodiscard]] bool pushAsked(const SendState& s) const;
-  [[nodiscard]] bool pushDone(const RecvState& r) const;
   /// Whether this rank reads peer `member`'s memory with cross-memory attach (checked against
   /// the nonce of its identity line); tells the peer in its fin line for me.
   void probeAttach(int member, Peer& p);
@@ -386,7 +357,6 @@ class Channel {
   std::uint64_t mappedReads_ = 0;
   std::uint64_t allocKeysUnpacked_ = 0;
   std::uint64_t attachedReads_ = 0;
-  std::uint64_t pushedStreams_ = 0;
 };
 
 }  // namespace onesided::detail

@@ -41,12 +41,16 @@ constexpr int kLinearUpTo = 8;
 /// The tree (binomial) algorithm for this call? `bytes` is the data one rank contributes; by
 /// default a tree for fewer than `treeBelow` bytes on more than `linearUpTo` ranks.
 bool useTree(Alg a, int p, std::size_t bytes, std::size_t treeBelow, int linearUpTo = 2);
-/// Whether a stream to a parent that takes it alone may go by cross-memory attach
-/// (SendOp::byAttach), read by the parent: only when it takes one stream, on 2 ranks. Then a
-/// folded stream lands in the root's result (2 ranks, us ring / attach / Open MPI: reduce
-/// 512 KiB 34-47 / 35-37 / 29-32); with more ranks a fold among several stays one pass from the
-/// ring, and a tree gather's parent would make every copy itself. (A linear gather's root has
-/// its streams written by their senders instead: RecvOp::byPush.)
+/// Whether a gather's or reduce's streams to the root may go by cross-memory attach
+/// (SendOp::byAttach): only when the root takes one stream, on 2 ranks. Then the root's single
+/// copy beats the ring, whose sender writes cells the root has just read, and a folded stream
+/// lands in the root's result (2 ranks, us ring / attach / Open MPI: gather 128 KiB 11.9-13.5 /
+/// 8.9-10.2 / 8.4-8.9, 512 KiB 51-57 / 42-48 / 38-44; reduce 512 KiB 34-47 / 35-37 / 29-32).
+/// With more ranks the root would make every copy itself (gather, 4 ranks, 512 KiB: 171-188 by
+/// the ring, 203 by attach), and a fold among several stays one pass from the ring. (Having the
+/// senders write into the root's buffer instead, process_vm_writev, was 3x faster in OSU-style
+/// loops, whose root never touches its receive buffer, and 2x slower at 128 KiB when it reads
+/// it between calls: the writes then take every line back from the root's cache.)
 inline bool rootTakesOne(int p) { return p == 2; }
 
 inline bool inPlaceArg(const void* p) { return p == inPlace(); }

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // MPI_Gather and MPI_Gatherv (MPI-3.1 §5.5). Linear: every rank writes its packed block into
 // the root's scratch slot for it, and the root unpacks each block into its receive buffer with
-// its own type map as soon as the block's counter says it is complete; large contiguous blocks
-// on one node are written straight into the root's receive buffer by their senders (toRoot).
-// Tree (small blocks,
+// its own type map as soon as the block's counter says it is complete. Tree (small blocks,
 // more than two ranks): a binomial tree where each member writes its whole subtree's blocks,
 // concatenated, into its parent's scratch, so the root handles log2 p streams instead of p - 1.
 // Gatherv's counts are known only at the root, so it is always linear.
@@ -15,17 +13,10 @@ using namespace detail;
 namespace {
 constexpr std::size_t kGatherTreeBelow = 8192;  // bytes per block
 
-/// A linear gather's streams go by cross-memory attach, each written into the root's block by
-/// its sender (SendOp::toPush, RecvOp::byPush): the senders copy at once on the other cores
-/// while the root copies its own block, instead of the root making every copy (a read by
-/// attach) or the ring making two. 2 vCPU Xeon, us, ring / root reads / senders write / Open
-/// MPI 4.1.4: 2 ranks 32 KiB 2.9-3.1 / - / 2.0 / 2.8, 128 KiB 11.9-13.5 / 8.9-10.2 / 4.9-5.3 /
-/// 8.2-8.5, 512 KiB 51-57 / 42-48 / 16.5-18.0 / 42-47; 4 ranks 128 KiB 24.9-27.4 / 20.0-22.6 /
-/// 15.0-18.4 / 19.6-20.1, 512 KiB 136-179 / 185-198 / 57-71 / 183-189; 8 ranks 512 KiB 400-432
-/// / - / 242-281. A root whose block is not contiguous reads the streams.
-SendOp toRoot(int root, const Stream& s) {
+/// A linear gather's stream to its root.
+SendOp toRoot(int p, int root, const Stream& s) {
   SendOp op{root, s, 0};
-  op.toPush = true;
+  op.byAttach = rootTakesOne(p);
   return op;
 }
 /// The root's receives, from root + 1 on.
@@ -34,9 +25,7 @@ RecvList rootRecvs(int p, int root, Block&& block) {
   RecvList recvs;
   for (int d = 1; d < p; ++d) {
     const int r = (root + d) % p;
-    RecvOp op{r, block(r), nullptr};
-    op.byPush = true;
-    recvs.push_back(op);
+    recvs.push_back({r, block(r), nullptr});
   }
   return recvs;
 }
@@ -80,7 +69,7 @@ void gather(Comm& comm, const void* sbuf, int scount, const Datatype* stype, voi
   Failure f;
   if (!useTree(forcedAlg(comm), p, bb, kGatherTreeBelow, kLinearUpTo)) {
     if (!isRoot) {
-      const SendOp s = toRoot(root, {sbuf, static_cast<std::size_t>(scount), st});
+      const SendOp s = toRoot(p, root, {sbuf, static_cast<std::size_t>(scount), st});
       f.run(ch, {&s, 1}, {});
     } else {
       f.run(ch, {}, rootRecvs(p, root, block), ownCopy(f, bb, own));
@@ -88,7 +77,9 @@ void gather(Comm& comm, const void* sbuf, int scount, const Datatype* stype, voi
     f.rethrow();
     return;
   }
-  own();
+  // The root's own block: its error is the root's alone, raised once the others' are in.
+  Failure ownError;
+  ownError.attempt(own);
   Tree t(p, me, root);
   std::vector<std::byte> tmp(static_cast<std::size_t>(t.subtree()) * bb);
   const Datatype* sig = isRoot ? rt : st;  // what the packed blocks hold, as this rank sees it
@@ -103,7 +94,7 @@ void gather(Comm& comm, const void* sbuf, int scount, const Datatype* stype, voi
   f.run(ch, {}, recvs);
   if (!isRoot) {
     SendOp s{t.parent(), bytes(tmp.data(), tmp.size(), sig), f.errorClass()};
-    s.byAttach = rootTakesOne(p);  // else the parent takes several small streams
+    s.byAttach = rootTakesOne(p);  // else the parent takes several streams
     f.run(ch, {&s, 1}, {});
     f.rethrow();
     return;
@@ -114,6 +105,7 @@ void gather(Comm& comm, const void* sbuf, int scount, const Datatype* stype, voi
     unpack(tmp.data() + static_cast<std::size_t>(v) * bb, bb, const_cast<void*>(b.buf), b.count,
            *rt);
   }
+  ownError.rethrow();
 }
 
 void gatherv(Comm& comm, const void* sbuf, int scount, const Datatype* stype, void* rbuf,
@@ -148,7 +140,7 @@ void gatherv(Comm& comm, const void* sbuf, int scount, const Datatype* stype, vo
   if (p == 1) return own();
   Failure f;
   if (!isRoot) {
-    const SendOp s = toRoot(root, {sbuf, static_cast<std::size_t>(scount), st});
+    const SendOp s = toRoot(p, root, {sbuf, static_cast<std::size_t>(scount), st});
     f.run(comm.channel(), {&s, 1}, {});
   } else {
     const std::size_t mine = inplace ? 0 : bytesOf(static_cast<std::size_t>(scount), *st);

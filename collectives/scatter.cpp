@@ -64,7 +64,10 @@ void scatter(Comm& comm, const void* sbuf, int scount, const Datatype* stype, vo
     f.rethrow();
     return;
   }
-  own();
+  // The root's own block: its error is the root's alone (no poison for the others' blocks),
+  // raised once they are sent.
+  Failure ownError;
+  ownError.attempt(own);
   Tree t(p, me, root);
   // The subtree's blocks in virtual-rank order: [vr, vr + subtree).
   std::vector<std::byte> tmp(static_cast<std::size_t>(t.subtree()) * bb);
@@ -87,6 +90,7 @@ void scatter(Comm& comm, const void* sbuf, int scount, const Datatype* stype, vo
   }
   f.run(ch, sends, {});
   f.rethrow();
+  ownError.rethrow();
   if (!isRoot) unpack(tmp.data(), bb, rbuf, static_cast<std::size_t>(rcount), *rt);
 }
 

@@ -12,8 +12,6 @@
 #include <string>
 #include <vector>
 
-#include <sys/mman.h>
-
 #include "collectives/channel.hpp"
 #include "onesided/collectives.hpp"
 #include "rank_test.hpp"
@@ -358,11 +356,10 @@ TEST_P(Collectives, RendezvousByAttachOrKey) {
 }
 
 // Cross-memory attach puts a stream's whole copy on its receiver, so the streams of a receiver
-// that folds several (a reduce's root on more than 2 ranks) go through the ring even where
-// attach is forced; a root's one stream (2 ranks) reads by attach, a reduce's straight into
-// the result (or, in place, aside and then folded), and so does an exchange (alltoall). A linear
-// gather's root has every stream written into its receive buffer by the sender (RecvOp::byPush),
-// a tree's parents read a child's by attach on 2 ranks only. Results are checked too.
+// that takes several (a reduce's or gather's root on more than 2 ranks) go through the ring even
+// where attach is forced; a root's one stream (2 ranks) reads by attach, a reduce's straight into
+// the result (or, in place, aside and then folded), and so does an exchange (alltoall). Results
+// are checked too.
 TEST_P(Collectives, AttachWhereTheReceiverTakesOneStream) {
   auto [transport, n, alg, chunk] = GetParam();
   if (chunk != 0 || n < 2) GTEST_SKIP() << "rendezvous runs with the default chunk, 2+ ranks";
@@ -383,15 +380,12 @@ TEST_P(Collectives, AttachWhereTheReceiverTakesOneStream) {
     }
     coll::alltoall(c, s.data(), kCount, &lt, r.data(), kCount, &lt);  // peers resolve and probe
     const detail::Channel& ch = c.channel();
-    // Attach reads at this rank in the reduces, the in-place reduces and the gathers, and the
-    // gathers' streams written here by their senders.
-    std::uint64_t reduced = 0, inPlace = 0, gathered = 0, pushed = 0;
+    // Attach reads at this rank in the reduces, the in-place reduces and the gathers.
+    std::uint64_t reduced = 0, inPlace = 0, gathered = 0;
     auto counting = [&](std::uint64_t& n, auto&& call) {
       const std::uint64_t at = ch.attachedReads();
-      const std::uint64_t pushes = ch.pushedStreams();
       call();
       n += ch.attachedReads() - at;
-      pushed += ch.pushedStreams() - pushes;
     };
     for (int root = 0; root < p; ++root) {
       std::vector<long> sum(kCount, -1);
@@ -415,16 +409,11 @@ TEST_P(Collectives, AttachWhereTheReceiverTakesOneStream) {
         }
       }
     }
-    // Each rank is the root once, and reads the other's one stream by attach on 2 ranks; a
-    // linear gather's root every other's where they fit its cache.
+    // Each rank is the root once, and reads the other's one stream by attach on 2 ranks.
     const std::uint64_t one = p == 2 ? 1U : 0U;
     EXPECT_EQ(reduced, one) << "reduces' attach reads at this rank";
     EXPECT_EQ(inPlace, one) << "in-place reduces' attach reads at this rank";
-    // The linear gather's root has the streams written into its receive buffer (RecvOp::byPush).
-    const bool linear = alg != "tree";
-    EXPECT_EQ(gathered, !linear && p == 2 ? 1U : 0U) << "gathers' attach reads at this rank";
-    EXPECT_EQ(pushed, linear ? static_cast<std::uint64_t>(p - 1) : 0U)
-        << "gathers' streams written here";
+    EXPECT_EQ(gathered, one) << "gathers' attach reads at this rank";
     const std::uint64_t before = ch.attachedReads();
     coll::alltoall(c, s.data(), kCount, &lt, r.data(), kCount, &lt);
     for (int i = 0; i < p; ++i) {
@@ -433,56 +422,6 @@ TEST_P(Collectives, AttachWhereTheReceiverTakesOneStream) {
       }
     }
     EXPECT_GT(ch.attachedReads(), before) << "the alltoall did not read by attach";
-  });
-  unsetenv("ONESIDED_COLL_ATTACH");
-}
-
-// A gather root whose receive buffer cannot be written (a read-only mapping): the senders' writes
-// into it fail (RecvOp::byPush), the root then tries to read the streams itself, and that fails
-// too. The root gets an error naming the cause, the senders finish, and the next gather works.
-TEST_P(Collectives, PushIntoAnUnwritableBufferFailsAtTheRoot) {
-  auto [transport, n, alg, chunk] = GetParam();
-  if (chunk != 0 || n < 2 || alg == "tree") GTEST_SKIP() << "linear, default chunk, 2+ ranks";
-  if (transport == "self_deferred" || transport == "verbs") {
-    GTEST_SKIP() << "no load / store path between the ranks";
-  }
-  setenv("ONESIDED_COLL_ATTACH", "1", 1);  // whatever it costs here
-  spawn(n, transport, [&](Context& ctx) {
-    Comm& c = ctx.world();
-    const int p = c.size();
-    const int me = c.rank();
-    constexpr int kCount = 8192;  // 64 KiB of long: by attach
-    const Datatype& lt = datatypeOf<long>();
-    std::vector<long> s(kCount, me + 1);
-    const std::size_t bytes = static_cast<std::size_t>(p) * kCount * sizeof(long);
-    void* ro = mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    ASSERT_NE(ro, MAP_FAILED);
-    // Peers resolve and probe (each tells the other what it found) in the first; the barrier
-    // makes sure every verdict is in before the gather.
-    coll::alltoall(c, s.data(), 1, &lt, s.data() + p, 1, &lt);
-    coll::barrier(c);
-    std::fill(s.begin(), s.end(), me + 1);
-    const std::uint64_t pushed = c.channel().pushedStreams();
-    const std::uint64_t read = c.channel().attachedReads();
-    try {
-      // In place at the root: its own block is not copied into the read-only buffer.
-      coll::gather(c, me == 0 ? coll::inPlace() : s.data(), kCount, &lt, ro, kCount, &lt, 0);
-      EXPECT_NE(me, 0) << "the root wrote into a read-only buffer without an error";
-    } catch (const Error& e) {
-      EXPECT_EQ(me, 0) << e.what();
-      EXPECT_EQ(e.errorClass(), kErrOther) << e.what();
-      EXPECT_NE(std::string(e.what()).find("cross-memory attach read"), std::string::npos)
-          << e.what();
-    }
-    EXPECT_EQ(c.channel().pushedStreams(), pushed);
-    EXPECT_EQ(c.channel().attachedReads() - read, me == 0 ? static_cast<std::uint64_t>(p - 1) : 0U);
-    munmap(ro, bytes);
-    std::vector<long> r(static_cast<std::size_t>(p) * kCount, -1);
-    coll::gather(c, s.data(), kCount, &lt, r.data(), kCount, &lt, 0);
-    if (me == 0) {
-      for (int i = 0; i < p; ++i) ASSERT_EQ(r[static_cast<std::size_t>(i) * kCount], i + 1) << i;
-      EXPECT_EQ(c.channel().pushedStreams() - pushed, static_cast<std::uint64_t>(p - 1));
-    }
   });
   unsetenv("ONESIDED_COLL_ATTACH");
 }
@@ -566,6 +505,60 @@ TEST_P(Collectives, SmallAllreduce) {
       }
       coll::allreduce(c, iv, ires, 2, &intType(), Op::kSum);
       ASSERT_EQ(ires[0], p * (p - 1));
+    }
+  });
+}
+
+// A root whose own block does not match in size (gather's sendcount, scatter's recvcount) gets
+// MPI_ERR_TRUNCATE, and only it: the others' blocks still move, both where the root copies its
+// own block before the phase (small) and where it copies it while the phase waits (from 32
+// KiB), and the next collective works.
+TEST_P(Collectives, OwnBlockMismatchFailsOnlyTheRoot) {
+  auto [transport, n, alg, chunk] = GetParam();
+  spawn(n, transport, [&](Context& ctx) {
+    Comm& c = ctx.world();
+    const int p = c.size();
+    const int me = c.rank();
+    if (p < 2) return;
+    const Datatype& lt = datatypeOf<long>();
+    for (const int count : {16, 8192}) {
+      const auto u = static_cast<std::size_t>(count);
+      std::vector<long> s(u * static_cast<std::size_t>(p) + 1), r(u * static_cast<std::size_t>(p));
+      for (std::size_t k = 0; k < s.size(); ++k) s[k] = me * 100000 + static_cast<long>(k);
+      const int root = p - 1;
+      auto expectTruncateAtRoot = [&](const char* what, auto&& call) {
+        try {
+          call();
+          EXPECT_NE(me, root) << what << ": the root's mismatch went unnoticed";
+        } catch (const Error& e) {
+          EXPECT_EQ(me, root) << what << ": " << e.what();
+          EXPECT_EQ(e.errorClass(), kErrTruncate) << what << ": " << e.what();
+        }
+      };
+      std::fill(r.begin(), r.end(), -1);
+      expectTruncateAtRoot("gather", [&] {
+        coll::gather(c, s.data(), me == root ? count + 1 : count, &lt, r.data(), count, &lt, root);
+      });
+      if (me == root) {
+        for (int i = 0; i < p - 1; ++i) {
+          for (int k = 0; k < count; ++k) {
+            ASSERT_EQ(r[static_cast<std::size_t>(i * count + k)], i * 100000 + k)
+                << "gather, block " << i << ", count " << count;
+          }
+        }
+      }
+      std::fill(r.begin(), r.end(), -1);
+      expectTruncateAtRoot("scatter", [&] {
+        coll::scatter(c, s.data(), count, &lt, r.data(), me == root ? count - 1 : count, &lt, root);
+      });
+      if (me != root) {
+        for (int k = 0; k < count; ++k) {
+          ASSERT_EQ(r[static_cast<std::size_t>(k)], root * 100000 + me * count + k)
+              << "scatter, count " << count;
+        }
+      }
+      coll::allreduce(c, s.data(), r.data(), 1, &lt, Op::kSum);
+      ASSERT_EQ(r[0], 100000L * p * (p - 1) / 2);
     }
   });
 }
