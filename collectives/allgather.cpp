@@ -62,15 +62,19 @@ void allgather(Comm& comm, const void* sbuf, int scount, const Datatype* stype, 
     exchange(comm, mine, block, own);
     return;
   }
-  own();  // rank 0's block must be in place before the tree's gather
-  if (p == 1) return;
-  // Gather to 0 (0 in place: its block is already there), then broadcast the whole buffer.
-  if (me == 0) {
-    gather(comm, inPlace(), 0, nullptr, rbuf, rcount, &rt, 0);
-  } else {
-    gather(comm, mine.buf, static_cast<int>(mine.count), mine.type, nullptr, 0, nullptr, 0);
-  }
+  // Rank 0's block must be in place before the tree's gather. An error (here, or the gather's
+  // at rank 0) goes on with the broadcast, which carries it to every rank.
   Failure f;
+  f.attempt(own);
+  if (p == 1) return f.rethrow();
+  // Gather to 0 (0 in place: its block is already there), then broadcast the whole buffer.
+  f.attempt([&] {
+    if (me == 0) {
+      gather(comm, inPlace(), 0, nullptr, rbuf, rcount, &rt, 0);
+    } else {
+      gather(comm, mine.buf, static_cast<int>(mine.count), mine.type, nullptr, 0, nullptr, 0);
+    }
+  });
   bcastStream(comm, {rbuf, static_cast<std::size_t>(p) * static_cast<std::size_t>(rcount), &rt}, 0,
               f);
   f.rethrow();

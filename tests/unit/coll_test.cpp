@@ -512,7 +512,7 @@ TEST_P(Collectives, SmallAllreduce) {
 // A root whose own block does not match in size (gather's sendcount, scatter's recvcount) gets
 // MPI_ERR_TRUNCATE, and only it: the others' blocks still move, both where the root copies its
 // own block before the phase (small) and where it copies it while the phase waits (from 32
-// KiB), and the next collective works.
+// KiB), and the next collective works. In an allgather every rank fails.
 TEST_P(Collectives, OwnBlockMismatchFailsOnlyTheRoot) {
   auto [transport, n, alg, chunk] = GetParam();
   spawn(n, transport, [&](Context& ctx) {
@@ -556,6 +556,15 @@ TEST_P(Collectives, OwnBlockMismatchFailsOnlyTheRoot) {
           ASSERT_EQ(r[static_cast<std::size_t>(k)], root * 100000 + me * count + k)
               << "scatter, count " << count;
         }
+      }
+      // Allgather: a rank whose own block mismatches sends that size to the others too, so
+      // every rank fails, and none is left waiting (the tree carries the error down).
+      try {
+        coll::allgather(c, s.data(), me == root ? count + 1 : count, &lt, r.data(), count, &lt);
+        ADD_FAILURE() << "rank " << me << ": allgather's mismatch went unnoticed";
+      } catch (const Error& e) {
+        EXPECT_TRUE(e.errorClass() == kErrTruncate || e.errorClass() == kErrCount)
+            << "rank " << me << ": " << e.what();
       }
       coll::allreduce(c, s.data(), r.data(), 1, &lt, Op::kSum);
       ASSERT_EQ(r[0], 100000L * p * (p - 1) / 2);
