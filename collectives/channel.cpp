@@ -1215,12 +1215,12 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs,
     }
     ctx_.waitUntil(ready);
   }
-  if (!metWhile) runMeanwhile();
+  if (!metWhile) runMeanwhile();  // before a receive's error is thrown: it runs in any case
   for (RecvState* rp : recvView_) {
     RecvState& r = *rp;
     if (r.errorClass != 0) throw Error(r.errorClass, r.error);
   }
-  finish();
+  if (whileError) throw *whileError;
 }
 
 std::byte* Channel::buffer(std::size_t slot, std::size_t n) {
