@@ -32,6 +32,7 @@ void exchange(Comm& comm, const Stream& mine, const Block& block, Callback own) 
 
 void allgather(Comm& comm, const void* sbuf, int scount, const Datatype* stype, void* rbuf,
                int rcount, const Datatype* rtype) {
+  onesided::detail::Collective guard(comm.channel());
   const int p = comm.size();
   const int me = comm.rank();
   const bool inplace = inPlaceArg(sbuf);
@@ -75,6 +76,7 @@ void allgather(Comm& comm, const void* sbuf, int scount, const Datatype* stype, 
       gather(comm, mine.buf, static_cast<int>(mine.count), mine.type, nullptr, 0, nullptr, 0);
     }
   });
+  comm.channel().nextCall();
   bcastStream(comm, {rbuf, static_cast<std::size_t>(p) * static_cast<std::size_t>(rcount), &rt}, 0,
               f);
   f.rethrow();
@@ -82,6 +84,7 @@ void allgather(Comm& comm, const void* sbuf, int scount, const Datatype* stype, 
 
 void allgatherv(Comm& comm, const void* sbuf, int scount, const Datatype* stype, void* rbuf,
                 const int* rcounts, const int* displs, const Datatype* rtype) {
+  onesided::detail::Collective guard(comm.channel());
   const int p = comm.size();
   const int me = comm.rank();
   const bool inplace = inPlaceArg(sbuf);

@@ -37,6 +37,7 @@ void exchange(Comm& comm, const Src& src, const Dst& dst) {
 
 void alltoall(Comm& comm, const void* sbuf, int scount, const Datatype* stype, void* rbuf,
               int rcount, const Datatype* rtype) {
+  onesided::detail::Collective guard(comm.channel());
   const int p = comm.size();
   const bool inplace = inPlaceArg(sbuf);
   checkCount(rcount, "recvcount");
@@ -74,6 +75,7 @@ void alltoall(Comm& comm, const void* sbuf, int scount, const Datatype* stype, v
 void alltoallv(Comm& comm, const void* sbuf, const int* scounts, const int* sdispls,
                const Datatype* stype, void* rbuf, const int* rcounts, const int* rdispls,
                const Datatype* rtype) {
+  onesided::detail::Collective guard(comm.channel());
   const int p = comm.size();
   const bool inplace = inPlaceArg(sbuf);
   std::int64_t rlo = 0, rhi = 0;

@@ -12,6 +12,7 @@ using namespace detail;
 void barrier(Comm& comm) { comm.barrier(); }
 
 void bcast(Comm& comm, void* buf, int count, const Datatype* type, int root) {
+  onesided::detail::Collective guard(comm.channel());
   checkRoot(comm, root);
   checkCount(count, "count");
   const Datatype& t = checkType(type, "datatype");

@@ -61,6 +61,10 @@ void writeHeader(std::byte* dst, const ChunkHeader& h) {
   std::memcpy(dst + kSkip, reinterpret_cast<const std::byte*>(&h) + kSkip, sizeof h - kSkip);
 }
 
+// The kind is the low byte of ChunkHeader::kind; the rest holds the sender's collective call
+// number (Channel::callStamp), so that a stream of another call is never taken for this one's.
+constexpr unsigned kKindBits = 8;
+constexpr std::uint32_t kKindMask = (1U << kKindBits) - 1;
 constexpr std::uint32_t kData = 0;
 constexpr std::uint32_t kReady = 1;
 constexpr std::uint32_t kPad = 2;  // fills the ring's end; no stream data
@@ -73,6 +77,20 @@ constexpr std::uint32_t kReadyAttach = 4;
 // The identity line (offset 0 of the region): [pid][nonce], written at construction.
 constexpr std::size_t kPidWord = 0;
 constexpr std::size_t kNonceWord = 1;
+// ... and how far this member has come on the channel: (call << 8) | part for a part it has
+// finished (Channel::nextCall), (call << 8) | 0xFF for a whole call (Channel::leave).
+constexpr std::size_t kDoneWord = 2;
+// ... and, in a wait that has lasted, where it waits and for whom: (position << 24) | (member +
+// 1), the position as Channel::position() gives it; 0 when not waiting.
+constexpr std::size_t kWaitWord = 3;
+// ... and a count its waits advance at each look while they name a member there.
+constexpr std::size_t kBeatWord = 4;
+constexpr unsigned kWaitPeerBits = 24;
+constexpr std::uint64_t kWaitPeerMask = (std::uint64_t{1} << kWaitPeerBits) - 1;
+// A wait looks for members that left the call after this long, and then every so often; one
+// seen gone for kGoneFor (with what it owes still missing) ends the call.
+constexpr std::int64_t kWatchAfterNs = 1'000'000;
+constexpr std::int64_t kGoneForNs = 200'000'000;
 // In the fin line a member writes into my region, the word after the count: 1 when it reads my
 // memory with cross-memory attach, 2 when it cannot, 0 until it has checked.
 constexpr std::size_t kAttachWord = 1;
@@ -379,6 +397,153 @@ std::byte* Channel::claimSlot(std::size_t slot) {
 
 void Channel::releaseSlot(std::size_t slot) noexcept { slotsTaken_.reset(slot); }
 
+void Channel::nextCall() noexcept {
+  static_assert(kDoneOffset == kDoneWord * sizeof(std::uint64_t));
+  publishDone(position());
+  ++part_;
+}
+
+void Channel::publishWait(int member) noexcept {
+  auto* w = reinterpret_cast<std::uint64_t*>(local_) + kWaitWord;
+  const std::uint64_t v =
+      member < 0 ? 0 : (position() << kWaitPeerBits) | static_cast<std::uint64_t>(member + 1);
+  std::atomic_ref<std::uint64_t>(*w).store(v, std::memory_order_release);
+}
+
+void Channel::outOfStep(int member, std::uint32_t theirCall) {
+  const std::string who = "rank " + std::to_string(member);
+  if (theirCall == kLeft) {
+    broken_ = who +
+              " left this collective without sending or taking what this rank waits for from "
+              "it: it failed a check of its own arguments, or its arguments select another "
+              "algorithm (counts, datatypes or roots differ), or it called collectives in "
+              "another order";
+  } else if (theirCall == kMutual) {
+    broken_ = "this rank waits for " + who +
+              ", which waits (alone or through others) for this rank, in the same collective: "
+              "the members' roots, counts or datatypes differ, or they called collectives in "
+              "another order";
+  } else {
+    broken_ = who + " sent data of its collective call " + std::to_string(theirCall >> 8) +
+              " on this communicator where this rank is in call " +
+              std::to_string(position() >> 8 & 0xFFFF) +
+              ": its arguments select another algorithm (counts, datatypes or roots differ), "
+              "or it called collectives in another order";
+  }
+  throw Error(kErrOther, broken_);
+}
+
+template <class Owing>
+bool Channel::stalled(Watch& w, Owing&& owing) {
+  if ((++w.polls & 63U) != 0) [[likely]] {
+    return false;
+  }
+  return look(w, owing);
+}
+
+template <class Owing>
+[[gnu::noinline]] bool Channel::look(Watch& w, Owing&& owing) {
+  if (depth_ == 0) return false;
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::steady_clock::now().time_since_epoch())
+                               .count();
+  if (w.next == 0) {
+    w.next = now + kWatchAfterNs;
+    return false;
+  }
+  if (now < w.next) return false;
+  w.next = now + kWatchAfterNs;
+  // The members' identity lines: [pid][nonce][done][wait][beat].
+  auto state = [&](int member) {
+    Peer& p = resolve(member);
+    std::array<std::uint64_t, 3> id{};  // done, wait, beat
+    if (p.direct != nullptr) {
+      auto* words = reinterpret_cast<std::uint64_t*>(p.direct);
+      for (std::size_t i = 0; i < id.size(); ++i) {
+        id[i] =
+            std::atomic_ref<std::uint64_t>(words[kDoneWord + i]).load(std::memory_order_acquire);
+      }
+    } else {
+      auto& ep = ctx_.endpoint(ranks_[static_cast<std::size_t>(member)]);
+      transport::Iov iov{id.data(), sizeof id};
+      if (ep.get({&iov, 1}, p.base + kDoneWord * sizeof id[0], *p.key) ==
+          transport::Issue::kPending) {
+        ep.flush();
+      }
+    }
+    return id;
+  };
+  int first = -1;
+  int owed = 0;
+  int left = -1;
+  owing([&](int member) {
+    if (member == me_) return false;
+    if (first < 0) first = member;
+    ++owed;
+    if (state(member)[0] >= position()) left = member;
+    return left >= 0;
+  });
+  if (left >= 0) {
+    if (w.leftSince == 0) w.leftSince = now;
+    if (now - w.leftSince >= kGoneForNs) outOfStep(left, kLeft);
+  } else {
+    w.leftSince = 0;
+  }
+  // A wait for one member alone is published with a beat that each look advances, and
+  // followed: members that each wait for the next alone, around to this one, wait for ever. A
+  // member that is not running (more ranks than cores) may still show a wait it has left, so
+  // the cycle counts only once every member in it has looked again, and again found nothing.
+  const int edge = owed == 1 ? first : -1;
+  if (edge != w.edge) {
+    publishWait(edge);
+    w.edge = edge;
+  }
+  if (edge >= 0) {
+    auto* beat = reinterpret_cast<std::uint64_t*>(local_) + kBeatWord;
+    std::atomic_ref<std::uint64_t>(*beat).fetch_add(1, std::memory_order_release);
+  }
+  const std::uint64_t here = position() << kWaitPeerBits;
+  std::vector<std::pair<int, std::uint64_t>> cycle;  // members and their beats, from `edge`
+  for (int at = edge; at >= 0 && at != me_ && cycle.size() < ranks_.size();) {
+    const auto id = state(at);
+    if ((id[1] & ~kWaitPeerMask) != here || (id[1] & kWaitPeerMask) == 0) break;
+    cycle.emplace_back(at, id[2]);
+    at = static_cast<int>(id[1] & kWaitPeerMask) - 1;
+    if (at == me_) {
+      cycle.emplace_back(me_, 0);  // closed
+      break;
+    }
+  }
+  const bool closed = !cycle.empty() && cycle.back().first == me_;
+  auto sameMembers = [&] {
+    if (cycle.size() != w.cycle.size()) return false;
+    for (std::size_t i = 0; i < cycle.size(); ++i) {
+      if (cycle[i].first != w.cycle[i].first) return false;
+    }
+    return true;
+  };
+  if (!closed) {
+    w.cycleSince = 0;
+    w.cycle.clear();
+  } else if (w.cycleSince == 0 || !sameMembers()) {
+    w.cycleSince = now;
+    w.cycle = std::move(cycle);
+  } else if (now - w.cycleSince >= kGoneForNs) {
+    bool allLooked = true;
+    for (std::size_t i = 0; i + 1 < cycle.size(); ++i) {
+      allLooked = allLooked && cycle[i].second >= w.cycle[i].second + 2;
+    }
+    if (allLooked) outOfStep(edge, kMutual);
+    w.cycleSince = now;  // someone did not run: watch again from here
+    w.cycle = std::move(cycle);
+  }
+  return false;
+}
+
+std::uint32_t Channel::callStamp() const noexcept {
+  return static_cast<std::uint32_t>(position() << kKindBits);
+}
+
 void Channel::readSlot(int member, std::size_t slot, std::byte* dst, std::size_t len) {
   Peer& p = resolve(member);
   const std::size_t off = boardOff_ + slot * kBoardSlotBytes;
@@ -565,7 +730,7 @@ bool Channel::trySend(SendState& s) {
   if (s.op->avail != nullptr) len = std::min(len, *s.op->avail - pos);  // what has arrived
   int poison = s.op->poison;
   if (poison == 0 && s.op->livePoison != nullptr) poison = *s.op->livePoison;
-  const ChunkHeader h = header(s.total, len, poison, kData, signatureOf(s.op->src));
+  const ChunkHeader h = header(s.total, len, poison, kData | callStamp(), signatureOf(s.op->src));
   std::byte* dst = chunkBuffer(p);
   writeHeader(dst, h);
   if (s.contig != nullptr) {
@@ -674,9 +839,10 @@ Channel::Start Channel::startRendezvous(SendState& s, Peer& p, std::uint64_t fre
   // The buffer's own address: a transport may report its registration's base rounded down.
   const std::uint64_t raddr = reinterpret_cast<std::uintptr_t>(s.op->src.buf);
   const ChunkHeader h = header(s.total, len, 0,
-                               s.attached    ? kReadyAttach
-                               : s.allocated ? kReadyAllocated
-                                             : kReady,
+                               (s.attached    ? kReadyAttach
+                                : s.allocated ? kReadyAllocated
+                                              : kReady) |
+                                   callStamp(),
                                signatureOf(s.op->src));
   std::byte* dst = chunkBuffer(p);
   writeHeader(dst, h);
@@ -915,6 +1081,8 @@ bool Channel::tryRecv(RecvState& r) {
     consume(peer, p, cells);
     return true;
   }
+  if ((h.kind & ~kKindMask) != callStamp()) outOfStep(peer, h.kind >> kKindBits);
+  h.kind &= kKindMask;
   const bool wasStarted = r.started;
   if (!r.started) {
     r.started = true;
@@ -1018,7 +1186,7 @@ bool Channel::sendSmall(const SendOp& o, bool exchange) {
       (o.poison == 0 && wantsRendezvous(o.peer, p, o.src.buf, total, exchange, o.byAttach))) {
     return false;  // put, more than a chunk, or a rendezvous
   }
-  const ChunkHeader h = header(total, total, o.poison, kData, signatureOf(o.src));
+  const ChunkHeader h = header(total, total, o.poison, kData | callStamp(), signatureOf(o.src));
   const std::uint64_t free = freeCells(o.peer, p);
   if (std::min(free, ringCells_ - ringPos(p.sentCells)) < cellsFor(sizeof h + total)) {
     return false;  // no room before the ring's end: the general path pads or waits
@@ -1037,7 +1205,12 @@ Channel::Small Channel::recvSmall(const RecvOp& o, bool wait) {
   }
   Peer& p = resolve(o.peer);
   if (wait) {
-    ctx_.waitUntil([&] { return arrived(o.peer, p); });
+    Watch w(*this);
+    ctx_.waitUntil([&] {
+      return arrived(o.peer, p) || stalled(w, [&](auto&& f) {
+               if (!arrived(o.peer, p)) f(o.peer);
+             });
+    });
   } else if (!arrived(o.peer, p)) {
     return Small::kNotYet;
   }
@@ -1045,8 +1218,8 @@ Channel::Small Channel::recvSmall(const RecvOp& o, bool wait) {
   ChunkHeader h{};
   std::memcpy(&h, chunk, sizeof h);
   const std::uint64_t mine = signatureOf(o.dst);
-  if (h.kind != kData || h.poison != 0 || h.total != streamBytes(o.dst) || h.len != h.total ||
-      signaturesDiffer(h.sig, mine, h.total)) {
+  if (h.kind != (kData | callStamp()) || h.poison != 0 || h.total != streamBytes(o.dst) ||
+      h.len != h.total || signaturesDiffer(h.sig, mine, h.total)) {
     return Small::kDecline;  // a pad, a rendezvous, several chunks or an error: tryRecv names it
   }
   auto* out = static_cast<std::byte*>(const_cast<void*>(o.dst.buf));
@@ -1092,12 +1265,20 @@ bool Channel::recvsSmall(std::span<const RecvOp> recvs, SmallVec<RecvOp, 8>& res
     }
     if (left == 0) return true;
     if (declined) break;
+    Watch w(*this);
     ctx_.waitUntil([&] {
       for (std::size_t i = 0; i < recvs.size(); ++i) {
         const int peer = recvs[i].peer;
         if (done[i] == 0 && arrived(peer, peers_[static_cast<std::size_t>(peer)])) return true;
       }
-      return false;
+      return stalled(w, [&](auto&& f) {
+        for (std::size_t i = 0; i < recvs.size(); ++i) {
+          const int peer = recvs[i].peer;
+          if (done[i] == 0 && !arrived(peer, peers_[static_cast<std::size_t>(peer)]) && f(peer)) {
+            return;
+          }
+        }
+      });
     });
   }
   for (std::size_t i = 0; i < recvs.size(); ++i) {
@@ -1108,6 +1289,11 @@ bool Channel::recvsSmall(std::span<const RecvOp> recvs, SmallVec<RecvOp, 8>& res
 
 void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs,
                   Callback meanwhile) {
+  if (!broken_.empty()) {
+    throw Error(
+        kErrOther,
+        "collectives on this communicator are out of step since an earlier one failed: " + broken_);
+  }
   // `meanwhile` must not leave the phase half done: its error waits for the phase's end.
   bool metWhile = !meanwhile;
   std::optional<Error> whileError;
@@ -1180,6 +1366,26 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs,
     }
     return false;
   };
+  // The members this phase waits for: a fin, ring space, a chunk.
+  auto owing = [&](auto&& f) {
+    int active = 0;
+    for (SendState* sp : sendView_) {
+      const SendState& s = *sp;
+      if (s.finished()) continue;
+      if (active++ >= inflight_) break;
+      const int peer = s.op->peer;
+      const bool owes = s.waitFin ? loadLocal(finOff(peer)) < s.fin
+                                  : !s.awaitsData() && freeCells(peer, resolve(peer)) < s.need;
+      if (owes && f(peer)) return;
+    }
+    for (RecvState* rp : recvView_) {
+      const RecvState& r = *rp;
+      const int peer = r.op->peer;
+      if (!r.finished() && !arrived(peer, peers_[static_cast<std::size_t>(peer)]) && f(peer)) {
+        return;
+      }
+    }
+  };
   for (;;) {
     bool moved = false;
     bool all = true;
@@ -1213,7 +1419,8 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs,
       runMeanwhile();
       continue;
     }
-    ctx_.waitUntil(ready);
+    Watch watch(*this);
+    ctx_.waitUntil([&] { return ready() || stalled(watch, owing); });
   }
   if (!metWhile) runMeanwhile();  // before a receive's error is thrown: it runs in any case
   for (RecvState* rp : recvView_) {

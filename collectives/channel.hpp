@@ -38,6 +38,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <bitset>
 #include <cstddef>
 #include <cstdint>
@@ -45,7 +46,9 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <type_traits>
+#include <utility>
 
 #include <sys/types.h>
 #include <vector>
@@ -186,6 +189,43 @@ class Channel {
   /// Copies `len` bytes of `member`'s slot `slot` into dst (a load, or a get and a flush).
   void readSlot(int member, std::size_t slot, std::byte* dst, std::size_t len);
 
+  // ---- members out of step ----
+  // The standard wants every member to call the same collectives in the same order with
+  // matching arguments, but a program that does not must get an error, not a hang. Members
+  // whose counts differ run different schedules where the algorithm depends on the size (tree
+  // or linear, recursive doubling or halving), members whose roots differ wait for each other,
+  // and a member that fails a check of its own arguments never starts. Three checks end such a
+  // call with MPI_ERR_OTHER, at no cost to one that goes well:
+  // - every chunk header carries the sender's call number (the collectives begun on the
+  //   channel, mod 2^24), so a stream of another call is never taken for this one's;
+  // - each member publishes in its identity line how many calls it has finished, and a wait
+  //   that has lasted a millisecond looks at the members it waits for: one that finished this
+  //   call with the stream, fin or ring space still missing is out of step;
+  // - a wait for one member alone is published there too (the call and the member, with a
+  //   beat each look advances), and followed: members that each wait for the next, around to
+  //   this one, wait for ever.
+  // A member seen gone must stay so for 200 ms (a counter put may lag its owner's finishing),
+  // and a cycle must hold that long with every member in it looking again meanwhile (one that
+  // is not running, more ranks than cores, shows a wait it may have left). From then on the
+  // rings are out of step, so every later collective on the communicator fails at once
+  // (creating communicators and windows from it included); the members this one leaves waiting
+  // see it finish and fail in turn.
+  /// Brackets one collective; calls nested in one (a communicator's creation gathering through
+  /// its parent) count once.
+  void enter() noexcept {
+    if (depth_++ != 0) return;
+    ++entered_;
+    part_ = 0;
+  }
+  void leave() noexcept {
+    if (--depth_ == 0) publishDone(entered_ << 8 | 0xFF);
+  }
+  /// The collectives begun on the channel.
+  [[nodiscard]] std::uint64_t calls() const noexcept { return entered_; }
+  /// Between the parts of a collective made of two (a reduce and a broadcast): a member
+  /// waiting in the first for one that went on to the second sees it leave.
+  void nextCall() noexcept;
+
   /// How many sends of a phase are in flight at once (ONESIDED_COLL_INFLIGHT, default 4).
   [[nodiscard]] int inflight() const noexcept { return inflight_; }
   /// ONESIDED_COLL_ALG as read when the communicator was made: 0 auto, 1 linear, 2 tree.
@@ -285,6 +325,47 @@ class Channel {
   /// Whether folding receive r must leave its next chunk in the ring for now: it has its first
   /// chunk, and not every fold is checked or an earlier fold of the phase is unfinished.
   [[nodiscard]] bool foldHeld(const RecvState& r, bool earlierFoldWaits) const;
+  /// A wait's watch for members out of step (above): polls, the next look, since when one has
+  /// been seen out of step, and what this rank's wait word says (cleared at the end).
+  struct Watch {
+    explicit Watch(Channel& c) : ch(c) {}
+    ~Watch() {
+      if (edge >= 0) ch.publishWait(-1);
+    }
+    Watch(const Watch&) = delete;
+    Watch& operator=(const Watch&) = delete;
+    Channel& ch;
+    std::uint32_t polls = 0;
+    int edge = -1;  // the member this rank's wait word names (-1: none)
+    std::int64_t next = 0;
+    std::int64_t leftSince = 0;   // when a member it waits for was first seen to have left
+    std::int64_t cycleSince = 0;  // when `cycle` was first seen
+    std::vector<std::pair<int, std::uint64_t>> cycle;  // members waiting around, their beats
+  };
+  /// Called at every poll of a wait: returns false, or throws (and breaks the channel) once a
+  /// member this rank waits for has, for 200 ms running, finished the call or waited for this
+  /// rank in turn. `owing(f)` calls f(member) for each member the wait needs something from,
+  /// until f returns true.
+  template <class Owing>
+  bool stalled(Watch& w, Owing&& owing);
+  /// stalled() past its count of polls: the clock, and every so often the members.
+  template <class Owing>
+  bool look(Watch& w, Owing&& owing);
+  /// Stores this rank's done word (how far it has come, for members watching it).
+  void publishDone(std::uint64_t v) noexcept {
+    std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(local_ + kDoneOffset))
+        .store(v, std::memory_order_release);
+  }
+  static constexpr std::size_t kDoneOffset = 16;  // in the identity line (channel.cpp)
+  /// This rank's wait word: waiting in this call for `member` (-1: not waiting).
+  void publishWait(int member) noexcept;
+  /// Breaks the channel and throws: `member` left the call (kLeft), waits for this rank while
+  /// this rank waits for it (kMutual), or sent a stream of its call `theirCall` (mod 2^24).
+  static constexpr std::uint32_t kLeft = ~0U;
+  static constexpr std::uint32_t kMutual = ~1U;
+  [[noreturn]] void outOfStep(int member, std::uint32_t theirCall);
+  /// The call number as stream headers carry it (above the kind's byte).
+  [[nodiscard]] std::uint32_t callStamp() const noexcept;
   bool trySend(SendState& s);
   bool tryRecv(RecvState& r);
   /// run()'s fast cases: the whole of a one-chunk contiguous send to a peer on the load / store
@@ -357,6 +438,44 @@ class Channel {
   std::uint64_t mappedReads_ = 0;
   std::uint64_t allocKeysUnpacked_ = 0;
   std::uint64_t attachedReads_ = 0;
+  std::uint64_t entered_ = 0;  // collectives begun on the channel (enter())
+  std::uint64_t part_ = 0;     // parts of the present one begun after its first (nextCall())
+  /// Where this rank is: the call and its part.
+  [[nodiscard]] std::uint64_t position() const noexcept { return entered_ << 8 | part_; }
+  int depth_ = 0;
+  std::string broken_;  // why collectives here are out of step, once they are
+};
+
+/// A C entry point's part of a collective, before the collective itself (collectives/) counts
+/// the call: when it fails first (a bad handle or pointer), the call still counts, as one this
+/// rank left, so that the others waiting for it see it leave. Nothing on the way that succeeds.
+class Entry {
+ public:
+  explicit Entry(Channel& ch) noexcept : ch_(ch), before_(ch.calls()) {}
+  ~Entry() {
+    if (ch_.calls() == before_) {
+      ch_.enter();
+      ch_.leave();
+    }
+  }
+  Entry(const Entry&) = delete;
+  Entry& operator=(const Entry&) = delete;
+
+ private:
+  Channel& ch_;
+  std::uint64_t before_;
+};
+
+/// One collective on `ch` (Channel::enter / leave), from before its arguments are checked.
+class Collective {
+ public:
+  explicit Collective(Channel& ch) noexcept : ch_(ch) { ch_.enter(); }
+  ~Collective() { ch_.leave(); }
+  Collective(const Collective&) = delete;
+  Collective& operator=(const Collective&) = delete;
+
+ private:
+  Channel& ch_;
 };
 
 }  // namespace onesided::detail

@@ -33,6 +33,7 @@ RecvList rootRecvs(int p, int root, Block&& block) {
 
 void gather(Comm& comm, const void* sbuf, int scount, const Datatype* stype, void* rbuf, int rcount,
             const Datatype* rtype, int root) {
+  onesided::detail::Collective guard(comm.channel());
   checkRoot(comm, root);
   const int p = comm.size();
   const int me = comm.rank();
@@ -110,6 +111,7 @@ void gather(Comm& comm, const void* sbuf, int scount, const Datatype* stype, voi
 
 void gatherv(Comm& comm, const void* sbuf, int scount, const Datatype* stype, void* rbuf,
              const int* rcounts, const int* displs, const Datatype* rtype, int root) {
+  onesided::detail::Collective guard(comm.channel());
   checkRoot(comm, root);
   const int p = comm.size();
   const int me = comm.rank();

@@ -145,6 +145,7 @@ void allreduceHalving(Comm& comm, const Stream& input, int kind, Op op, std::siz
 
 void reduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatype* type, Op op,
             int root) {
+  onesided::detail::Collective guard(comm.channel());
   checkRoot(comm, root);
   checkCount(count, "count");
   const bool isRoot = comm.rank() == root;
@@ -159,6 +160,7 @@ void reduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatype*
 }
 
 void allreduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatype* type, Op op) {
+  onesided::detail::Collective guard(comm.channel());
   checkCount(count, "count");
   const auto n = static_cast<std::size_t>(count);
   auto c = checkReduce(sbuf, rbuf, n, n, type, op, true);
@@ -218,6 +220,7 @@ void allreduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Dataty
   } else {
     out = ch.buffer(0, bytesN);
   }
+  comm.channel().nextCall();
   bcastStream(comm, bytes(out, bytesN), 0, f);
   f.rethrow();
   if (out != direct) unpack(out, bytesN, rbuf, n, *c.type);
@@ -225,6 +228,7 @@ void allreduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Dataty
 
 void reduceScatterBlock(Comm& comm, const void* sbuf, void* rbuf, int rcount, const Datatype* type,
                         Op op) {
+  onesided::detail::Collective guard(comm.channel());
   checkCount(rcount, "recvcount");
   const int p = comm.size();
   const auto n = static_cast<std::size_t>(rcount);
@@ -234,6 +238,7 @@ void reduceScatterBlock(Comm& comm, const void* sbuf, void* rbuf, int rcount, co
   const std::byte* out = nullptr;
   f.attempt([&] { out = reducePacked(comm, c.in, c.kind, op, 0); });
   const std::size_t bb = bytesOf(n, *c.type);
+  comm.channel().nextCall();
   if (comm.rank() == 0) {
     // A failed reduce still scatters (poisoned, from scratch), so the others fail, not wait.
     if (out == nullptr) out = comm.channel().buffer(0, bytesOf(all, *c.type));

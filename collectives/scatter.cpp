@@ -15,6 +15,7 @@ constexpr std::size_t kScatterTreeBelow = 8192;  // bytes per block
 
 void scatter(Comm& comm, const void* sbuf, int scount, const Datatype* stype, void* rbuf,
              int rcount, const Datatype* rtype, int root) {
+  onesided::detail::Collective guard(comm.channel());
   checkRoot(comm, root);
   const int p = comm.size();
   const int me = comm.rank();
@@ -96,6 +97,7 @@ void scatter(Comm& comm, const void* sbuf, int scount, const Datatype* stype, vo
 
 void scatterv(Comm& comm, const void* sbuf, const int* scounts, const int* displs,
               const Datatype* stype, void* rbuf, int rcount, const Datatype* rtype, int root) {
+  onesided::detail::Collective guard(comm.channel());
   checkRoot(comm, root);
   const int p = comm.size();
   const int me = comm.rank();

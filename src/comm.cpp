@@ -57,6 +57,7 @@ void Comm::connectLazily(std::function<std::vector<std::byte>(int)> info) {
 }
 
 std::vector<std::vector<std::byte>> Comm::allgather(std::span<const std::byte> mine) {
+  detail::Collective guard(*channel_);
   const int p = size();
   std::vector<std::vector<std::byte>> out(static_cast<std::size_t>(p));
   out[static_cast<std::size_t>(rank_)].assign(mine.begin(), mine.end());
@@ -79,6 +80,7 @@ std::vector<std::vector<std::byte>> Comm::allgather(std::span<const std::byte> m
 void Comm::barrier() { sync_->barrier(); }
 
 std::unique_ptr<Comm> Comm::derive(const std::vector<int>& members) {
+  detail::Collective guard(*channel_);
   std::unique_ptr<Comm> child;
   if (!members.empty()) child = std::make_unique<Comm>(ctx_, members);
   const std::vector<std::byte> info = child ? child->localInfo() : std::vector<std::byte>{};
@@ -102,6 +104,7 @@ std::unique_ptr<Comm> Comm::derive(const std::vector<int>& members) {
 std::unique_ptr<Comm> Comm::dup() { return derive(ranks_); }
 
 std::unique_ptr<Comm> Comm::split(int color, int key) {
+  detail::Collective guard(*channel_);
   if (color < 0 && color != kUndefined) {
     throw Error(kErrArg, "color " + std::to_string(color) + " is negative (and not MPI_UNDEFINED)");
   }
@@ -123,6 +126,7 @@ std::unique_ptr<Comm> Comm::split(int color, int key) {
 }
 
 std::unique_ptr<Comm> Comm::create(const Group& g) {
+  detail::Collective guard(*channel_);
   for (int i = 0; i < g.size(); ++i) {
     if (std::find(ranks_.begin(), ranks_.end(), g.worldRank(i)) == ranks_.end()) {
       throw Error(kErrGroup, "group member " + std::to_string(i) + " (world rank " +

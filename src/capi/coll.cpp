@@ -3,6 +3,7 @@
 // significant on this rank (the receive type of a non-root, the send type with MPI_IN_PLACE)
 // are not looked at, as the standard allows any value there.
 #include "capi/state.hpp"
+#include "collectives/channel.hpp"
 #include "onesided/collectives.hpp"
 
 namespace onesided::capi {
@@ -38,6 +39,7 @@ extern "C" {
 int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   return call("MPI_Bcast", On::comm(comm), [&] {
     auto& c = capi::comm(comm);
+    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
     coll::bcast(c, buffer, count, &capi::datatype(datatype), root);
   });
 }
@@ -46,6 +48,7 @@ int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   return call("MPI_Gather", On::comm(comm), [&] {
     auto& c = capi::comm(comm);
+    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
     const bool r = capi::isRoot(c, root);
     coll::gather(c, sendbuf, sendcount, capi::typeIf(sendbuf != MPI_IN_PLACE, sendtype), recvbuf,
                  recvcount, capi::typeIf(r, recvtype), root);
@@ -57,6 +60,7 @@ int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
                 MPI_Comm comm) {
   return call("MPI_Gatherv", On::comm(comm), [&] {
     auto& c = capi::comm(comm);
+    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
     const bool r = capi::isRoot(c, root);
     coll::gatherv(c, sendbuf, sendcount, capi::typeIf(sendbuf != MPI_IN_PLACE, sendtype), recvbuf,
                   recvcounts, displs, capi::typeIf(r, recvtype), root);
@@ -67,6 +71,7 @@ int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   return call("MPI_Scatter", On::comm(comm), [&] {
     auto& c = capi::comm(comm);
+    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
     const bool r = capi::isRoot(c, root);
     coll::scatter(c, sendbuf, sendcount, capi::typeIf(r, sendtype), recvbuf, recvcount,
                   capi::typeIf(recvbuf != MPI_IN_PLACE, recvtype), root);
@@ -78,6 +83,7 @@ int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[]
                  int root, MPI_Comm comm) {
   return call("MPI_Scatterv", On::comm(comm), [&] {
     auto& c = capi::comm(comm);
+    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
     const bool r = capi::isRoot(c, root);
     coll::scatterv(c, sendbuf, sendcounts, displs, capi::typeIf(r, sendtype), recvbuf, recvcount,
                    capi::typeIf(recvbuf != MPI_IN_PLACE, recvtype), root);
@@ -88,6 +94,7 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return call("MPI_Allgather", On::comm(comm), [&] {
     auto& c = capi::comm(comm);
+    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
     coll::allgather(c, sendbuf, sendcount, capi::typeIf(sendbuf != MPI_IN_PLACE, sendtype), recvbuf,
                     recvcount, &capi::datatype(recvtype));
   });
@@ -98,6 +105,7 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
                    MPI_Comm comm) {
   return call("MPI_Allgatherv", On::comm(comm), [&] {
     auto& c = capi::comm(comm);
+    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
     coll::allgatherv(c, sendbuf, sendcount, capi::typeIf(sendbuf != MPI_IN_PLACE, sendtype),
                      recvbuf, recvcounts, displs, &capi::datatype(recvtype));
   });
@@ -107,6 +115,7 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return call("MPI_Alltoall", On::comm(comm), [&] {
     auto& c = capi::comm(comm);
+    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
     coll::alltoall(c, sendbuf, sendcount, capi::typeIf(sendbuf != MPI_IN_PLACE, sendtype), recvbuf,
                    recvcount, &capi::datatype(recvtype));
   });
@@ -117,6 +126,7 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
                   MPI_Datatype recvtype, MPI_Comm comm) {
   return call("MPI_Alltoallv", On::comm(comm), [&] {
     auto& c = capi::comm(comm);
+    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
     coll::alltoallv(c, sendbuf, sendcounts, sdispls,
                     capi::typeIf(sendbuf != MPI_IN_PLACE, sendtype), recvbuf, recvcounts, rdispls,
                     &capi::datatype(recvtype));
@@ -127,6 +137,7 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
                int root, MPI_Comm comm) {
   return call("MPI_Reduce", On::comm(comm), [&] {
     auto& c = capi::comm(comm);
+    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
     coll::reduce(c, sendbuf, recvbuf, count, &capi::datatype(datatype), capi::reductionOp(op),
                  root);
   });
@@ -136,6 +147,7 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
                   MPI_Comm comm) {
   return call("MPI_Allreduce", On::comm(comm), [&] {
     auto& c = capi::comm(comm);
+    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
     coll::allreduce(c, sendbuf, recvbuf, count, &capi::datatype(datatype), capi::reductionOp(op));
   });
 }
@@ -144,6 +156,7 @@ int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return call("MPI_Reduce_scatter_block", On::comm(comm), [&] {
     auto& c = capi::comm(comm);
+    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
     coll::reduceScatterBlock(c, sendbuf, recvbuf, recvcount, &capi::datatype(datatype),
                              capi::reductionOp(op));
   });

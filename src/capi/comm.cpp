@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "capi/state.hpp"
+#include "collectives/channel.hpp"
 
 namespace onesided::capi {
 
@@ -49,6 +50,7 @@ extern "C" {
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   return call("MPI_Comm_dup", On::comm(comm), [&] {
     auto& e = capi::commEntry(comm);
+    const onesided::detail::Entry entry(e.comm->channel());  // counts the call if a check fails
     capi::requireArg(newcomm, "newcomm");
     *newcomm = capi::addComm(e.comm->dup(), e.errhandler);
   });
@@ -57,6 +59,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   return call("MPI_Comm_split", On::comm(comm), [&] {
     auto& e = capi::commEntry(comm);
+    const onesided::detail::Entry entry(e.comm->channel());  // counts the call if a check fails
     capi::requireArg(newcomm, "newcomm");
     *newcomm = capi::addComm(e.comm->split(color, key), e.errhandler);
   });
@@ -65,6 +68,7 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   return call("MPI_Comm_create", On::comm(comm), [&] {
     auto& e = capi::commEntry(comm);
+    const onesided::detail::Entry entry(e.comm->channel());  // counts the call if a check fails
     const Group& g = capi::group(group);
     capi::requireArg(newcomm, "newcomm");
     *newcomm = capi::addComm(e.comm->create(g), e.errhandler);

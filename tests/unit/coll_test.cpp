@@ -572,6 +572,60 @@ TEST_P(Collectives, OwnBlockMismatchFailsOnlyTheRoot) {
   });
 }
 
+// Members whose counts select different algorithms (an erroneous program: the standard wants
+// them equal), or of which one fails a check of its own arguments and never starts, leave no
+// member waiting for ever: every call returns, some rank with an error, and the world
+// communicator works afterwards. Each case runs on a dup, since collectives whose members went
+// out of step fail from then on.
+TEST_P(Collectives, OutOfStepMembersFailInsteadOfHanging) {
+  auto [transport, n, alg, chunk] = GetParam();
+  if (std::string(alg) != "auto" || chunk != 0) GTEST_SKIP() << "count-selected algorithms only";
+  spawn(n, transport, [&](Context& ctx) {
+    Comm& c = ctx.world();
+    const int p = c.size();
+    const int me = c.rank();
+    if (p < 2) return;
+    const Datatype& dt = datatypeOf<double>();
+    const int odd = p - 1;
+    std::vector<double> s(std::size_t{8192} * 8), r(s.size());
+    auto attempt = [&](const char* what, auto&& call) {
+      auto d = c.dup();
+      int failed = 0;
+      try {
+        call(*d);
+      } catch (const Error& e) {
+        failed = 1;
+        EXPECT_TRUE(e.errorClass() == kErrOther || e.errorClass() == kErrCount ||
+                    e.errorClass() == kErrTruncate)
+            << what << ", rank " << me << ": " << e.what();
+      }
+      coll::allreduce(c, coll::inPlace(), &failed, 1, &intType(), Op::kMax);
+      EXPECT_EQ(failed, 1) << what << ": no rank noticed";
+    };
+    // Allreduce: recursive doubling against halving (64 KiB, a power-of-two number of ranks),
+    // one direct exchange against the rest (256 bytes, 3-8 ranks).
+    attempt("allreduce of 32 / 64 KiB", [&](Comm& d) {
+      coll::allreduce(d, s.data(), r.data(), me == odd ? 8192 : 4096, &dt, Op::kSum);
+    });
+    attempt("allreduce of 256 / 512 bytes", [&](Comm& d) {
+      coll::allreduce(d, s.data(), r.data(), me == odd ? 64 : 32, &dt, Op::kSum);
+    });
+    // Reduce and reduce_scatter_block: linear against a tree.
+    attempt("reduce of 512 bytes / 4 KiB", [&](Comm& d) {
+      coll::reduce(d, s.data(), r.data(), me == odd ? 512 : 64, &dt, Op::kSum, 0);
+    });
+    attempt("reduce_scatter_block of 512 bytes / 4 KiB", [&](Comm& d) {
+      coll::reduceScatterBlock(d, s.data(), r.data(), me == odd ? 512 : 64, &dt, Op::kSum);
+    });
+    // A root whose count is wrong fails before it starts; its children wait for it.
+    attempt("bcast from a root that fails its check",
+            [&](Comm& d) { coll::bcast(d, s.data(), me == 0 ? -1 : 4, &dt, 0); });
+    int x = 1;
+    coll::allreduce(c, coll::inPlace(), &x, 1, &intType(), Op::kSum);
+    EXPECT_EQ(x, p);
+  });
+}
+
 std::string name(const ::testing::TestParamInfo<Param>& p) {
   auto [t, n, alg, chunk] = p.param;
   return t + "_" + std::to_string(n) + "ranks_" + alg +
