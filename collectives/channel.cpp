@@ -83,8 +83,13 @@ constexpr std::size_t kDoneWord = 2;
 // ... and, in a wait that has lasted, where it waits and for whom: (position << 24) | (member +
 // 1), the position as Channel::position() gives it; 0 when not waiting.
 constexpr std::size_t kWaitWord = 3;
-// ... and a count its waits advance at each look while they name a member there.
+// ... and a count its waits advance at each look while they name a member there, and one
+// each such wait advances when it ends: a member whose beat moves while this count stands
+// still is waiting, not moving on.
 constexpr std::size_t kBeatWord = 4;
+constexpr std::size_t kMovedWord = 5;
+// Polls of a wait after which it is yielding or sleeping (Context::backoff).
+constexpr std::uint32_t kSpinPolls = 1U << 12;
 constexpr unsigned kWaitPeerBits = 24;
 constexpr std::uint64_t kWaitPeerMask = (std::uint64_t{1} << kWaitPeerBits) - 1;
 // A wait looks for members that left the call after this long, and then every so often; one
@@ -403,6 +408,12 @@ void Channel::nextCall() noexcept {
   ++part_;
 }
 
+void Channel::endWait() noexcept {
+  publishWait(-1);
+  auto* moved = reinterpret_cast<std::uint64_t*>(local_) + kMovedWord;
+  std::atomic_ref<std::uint64_t>(*moved).fetch_add(1, std::memory_order_release);
+}
+
 void Channel::publishWait(int member) noexcept {
   auto* w = reinterpret_cast<std::uint64_t*>(local_) + kWaitWord;
   const std::uint64_t v =
@@ -435,7 +446,9 @@ void Channel::outOfStep(int member, std::uint32_t theirCall) {
 
 template <class Owing>
 bool Channel::stalled(Watch& w, Owing&& owing) {
-  if ((++w.polls & 63U) != 0) [[likely]] {
+  // The clock every 64 polls while they spin, at every poll once they yield or sleep (a
+  // sleeping wait polls every few milliseconds).
+  if (++w.polls < kSpinPolls && (w.polls & 63U) != 0) [[likely]] {
     return false;
   }
   return look(w, owing);
@@ -456,7 +469,7 @@ template <class Owing>
   // The members' identity lines: [pid][nonce][done][wait][beat].
   auto state = [&](int member) {
     Peer& p = resolve(member);
-    std::array<std::uint64_t, 3> id{};  // done, wait, beat
+    std::array<std::uint64_t, 4> id{};  // done, wait, beat, moved
     if (p.direct != nullptr) {
       auto* words = reinterpret_cast<std::uint64_t*>(p.direct);
       for (std::size_t i = 0; i < id.size(); ++i) {
@@ -491,11 +504,13 @@ template <class Owing>
   }
   // A wait for one member alone is published with a beat that each look advances, and
   // followed: members that each wait for the next alone, around to this one, wait for ever. A
-  // member that is not running (more ranks than cores) may still show a wait it has left, so
-  // the cycle counts only once every member in it has looked again, and again found nothing.
+  // member that is not running (more ranks than cores) may still show a wait it has left, and
+  // one that moves on and waits again shows the same wait, so the cycle counts only once every
+  // member in it has looked again while none has moved.
   const int edge = owed == 1 ? first : -1;
   if (edge != w.edge) {
-    publishWait(edge);
+    if (w.edge >= 0) endWait();  // it moved on from that member
+    if (edge >= 0) publishWait(edge);
     w.edge = edge;
   }
   if (edge >= 0) {
@@ -503,22 +518,24 @@ template <class Owing>
     std::atomic_ref<std::uint64_t>(*beat).fetch_add(1, std::memory_order_release);
   }
   const std::uint64_t here = position() << kWaitPeerBits;
-  std::vector<std::pair<int, std::uint64_t>> cycle;  // members and their beats, from `edge`
+  std::vector<Watch::Member> cycle;  // from `edge` on
   for (int at = edge; at >= 0 && at != me_ && cycle.size() < ranks_.size();) {
     const auto id = state(at);
     if ((id[1] & ~kWaitPeerMask) != here || (id[1] & kWaitPeerMask) == 0) break;
-    cycle.emplace_back(at, id[2]);
+    cycle.push_back({at, id[2], id[3]});
     at = static_cast<int>(id[1] & kWaitPeerMask) - 1;
     if (at == me_) {
-      cycle.emplace_back(me_, 0);  // closed
+      cycle.push_back({me_, 0, 0});  // closed
       break;
     }
   }
-  const bool closed = !cycle.empty() && cycle.back().first == me_;
+  const bool closed = !cycle.empty() && cycle.back().member == me_;
   auto sameMembers = [&] {
     if (cycle.size() != w.cycle.size()) return false;
     for (std::size_t i = 0; i < cycle.size(); ++i) {
-      if (cycle[i].first != w.cycle[i].first) return false;
+      if (cycle[i].member != w.cycle[i].member || cycle[i].moved != w.cycle[i].moved) {
+        return false;
+      }
     }
     return true;
   };
@@ -531,7 +548,7 @@ template <class Owing>
   } else if (now - w.cycleSince >= kGoneForNs) {
     bool allLooked = true;
     for (std::size_t i = 0; i + 1 < cycle.size(); ++i) {
-      allLooked = allLooked && cycle[i].second >= w.cycle[i].second + 2;
+      allLooked = allLooked && cycle[i].beat > w.cycle[i].beat;
     }
     if (allLooked) outOfStep(edge, kMutual);
     w.cycleSince = now;  // someone did not run: watch again from here

@@ -202,14 +202,15 @@ class Channel {
   //   that has lasted a millisecond looks at the members it waits for: one that finished this
   //   call with the stream, fin or ring space still missing is out of step;
   // - a wait for one member alone is published there too (the call and the member, with a
-  //   beat each look advances), and followed: members that each wait for the next, around to
-  //   this one, wait for ever.
+  //   beat each look advances and a count of such waits ended), and followed: members that
+  //   each wait for the next, around to this one, wait for ever.
   // A member seen gone must stay so for 200 ms (a counter put may lag its owner's finishing),
-  // and a cycle must hold that long with every member in it looking again meanwhile (one that
-  // is not running, more ranks than cores, shows a wait it may have left). From then on the
-  // rings are out of step, so every later collective on the communicator fails at once
-  // (creating communicators and windows from it included); the members this one leaves waiting
-  // see it finish and fail in turn.
+  // and a cycle must hold that long with every member in it looking again meanwhile and none
+  // moving on (one that is not running, more ranks than cores, shows a wait it may have left).
+  // A wait looks every 64 polls while it spins, at every poll once it yields or sleeps. From
+  // then on the rings are out of step, so every later collective on the communicator fails at
+  // once (creating communicators and windows from it included); the members this one leaves
+  // waiting see it finish and fail in turn.
   /// Brackets one collective; calls nested in one (a communicator's creation gathering through
   /// its parent) count once.
   void enter() noexcept {
@@ -330,8 +331,13 @@ class Channel {
   struct Watch {
     explicit Watch(Channel& c) : ch(c) {}
     ~Watch() {
-      if (edge >= 0) ch.publishWait(-1);
+      if (edge >= 0) ch.endWait();
     }
+    struct Member {
+      int member;
+      std::uint64_t beat;   // its looks
+      std::uint64_t moved;  // its waits that named a member and ended
+    };
     Watch(const Watch&) = delete;
     Watch& operator=(const Watch&) = delete;
     Channel& ch;
@@ -340,7 +346,7 @@ class Channel {
     std::int64_t next = 0;
     std::int64_t leftSince = 0;   // when a member it waits for was first seen to have left
     std::int64_t cycleSince = 0;  // when `cycle` was first seen
-    std::vector<std::pair<int, std::uint64_t>> cycle;  // members waiting around, their beats
+    std::vector<Member> cycle;    // members waiting around, from the one this rank waits for
   };
   /// Called at every poll of a wait: returns false, or throws (and breaks the channel) once a
   /// member this rank waits for has, for 200 ms running, finished the call or waited for this
@@ -357,6 +363,8 @@ class Channel {
         .store(v, std::memory_order_release);
   }
   static constexpr std::size_t kDoneOffset = 16;  // in the identity line (channel.cpp)
+  /// The end of a wait that published a member: clears the word, counts the move.
+  void endWait() noexcept;
   /// This rank's wait word: waiting in this call for `member` (-1: not waiting).
   void publishWait(int member) noexcept;
   /// Breaks the channel and throws: `member` left the call (kLeft), waits for this rank while
