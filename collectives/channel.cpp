@@ -477,10 +477,12 @@ template <class Owing>
             std::atomic_ref<std::uint64_t>(words[kDoneWord + i]).load(std::memory_order_acquire);
       }
     } else {
+      // One piece per word: each is stored whole by its owner (an atomic store), and read
+      // whole, as a NIC reads an aligned word (the self transport copies such a piece atomically).
       auto& ep = ctx_.endpoint(ranks_[static_cast<std::size_t>(member)]);
-      transport::Iov iov{id.data(), sizeof id};
-      if (ep.get({&iov, 1}, p.base + kDoneWord * sizeof id[0], *p.key) ==
-          transport::Issue::kPending) {
+      std::array<transport::Iov, 4> iov{};
+      for (std::size_t i = 0; i < id.size(); ++i) iov[i] = {&id[i], sizeof id[i]};
+      if (ep.get(iov, p.base + kDoneWord * sizeof id[0], *p.key) == transport::Issue::kPending) {
         ep.flush();
       }
     }
