@@ -421,26 +421,31 @@ void Channel::publishWait(int member) noexcept {
   std::atomic_ref<std::uint64_t>(*w).store(v, std::memory_order_release);
 }
 
-void Channel::outOfStep(int member, std::uint32_t theirCall) {
-  const std::string who = "rank " + std::to_string(member);
-  if (theirCall == kLeft) {
-    broken_ = who +
-              " left this collective without sending or taking what this rank waits for from "
-              "it: it failed a check of its own arguments, or its arguments select another "
-              "algorithm (counts, datatypes or roots differ), or it called collectives in "
-              "another order";
-  } else if (theirCall == kMutual) {
-    broken_ = "this rank waits for " + who +
-              ", which waits (alone or through others) for this rank, in the same collective: "
-              "the members' roots, counts or datatypes differ, or they called collectives in "
-              "another order";
-  } else {
-    broken_ = who + " sent data of its collective call " + std::to_string(theirCall >> 8) +
-              " on this communicator where this rank is in call " +
-              std::to_string(position() >> 8 & 0xFFFF) +
-              ": its arguments select another algorithm (counts, datatypes or roots differ), "
-              "or it called collectives in another order";
-  }
+void Channel::memberLeft(int member) {
+  breakChannel("rank " + std::to_string(member) +
+               " left this collective without sending or taking what this rank waits for from "
+               "it: it failed a check of its own arguments, or its arguments select another "
+               "algorithm (counts, datatypes or roots differ), or it called collectives in "
+               "another order");
+}
+
+void Channel::waitCycle(int member) {
+  breakChannel("this rank waits for rank " + std::to_string(member) +
+               ", which waits (alone or through others) for this rank, in the same collective: "
+               "the members' roots, counts or datatypes differ, or they called collectives in "
+               "another order");
+}
+
+void Channel::otherCall(int member, std::uint32_t theirCall) {
+  breakChannel("rank " + std::to_string(member) + " sent data of its collective call " +
+               std::to_string(theirCall >> 8) + " on this communicator where this rank is in call " +
+               std::to_string(position() >> 8 & 0xFFFF) +
+               ": its arguments select another algorithm (counts, datatypes or roots differ), "
+               "or it called collectives in another order");
+}
+
+void Channel::breakChannel(std::string why) {
+  broken_ = std::move(why);
   throw Error(kErrOther, broken_);
 }
 
@@ -500,7 +505,7 @@ template <class Owing>
   });
   if (left >= 0) {
     if (w.leftSince == 0) w.leftSince = now;
-    if (now - w.leftSince >= kGoneForNs) outOfStep(left, kLeft);
+    if (now - w.leftSince >= kGoneForNs) memberLeft(left);
   } else {
     w.leftSince = 0;
   }
@@ -552,7 +557,7 @@ template <class Owing>
     for (std::size_t i = 0; i + 1 < cycle.size(); ++i) {
       allLooked = allLooked && cycle[i].beat > w.cycle[i].beat;
     }
-    if (allLooked) outOfStep(edge, kMutual);
+    if (allLooked) waitCycle(edge);
     w.cycleSince = now;  // someone did not run: watch again from here
     w.cycle = std::move(cycle);
   }
@@ -1100,7 +1105,7 @@ bool Channel::tryRecv(RecvState& r) {
     consume(peer, p, cells);
     return true;
   }
-  if ((h.kind & ~kKindMask) != callStamp()) outOfStep(peer, h.kind >> kKindBits);
+  if ((h.kind & ~kKindMask) != callStamp()) otherCall(peer, h.kind >> kKindBits);
   h.kind &= kKindMask;
   const bool wasStarted = r.started;
   if (!r.started) {

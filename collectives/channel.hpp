@@ -367,11 +367,13 @@ class Channel {
   void endWait() noexcept;
   /// This rank's wait word: waiting in this call for `member` (-1: not waiting).
   void publishWait(int member) noexcept;
-  /// Breaks the channel and throws: `member` left the call (kLeft), waits for this rank while
-  /// this rank waits for it (kMutual), or sent a stream of its call `theirCall` (mod 2^24).
-  static constexpr std::uint32_t kLeft = ~0U;
-  static constexpr std::uint32_t kMutual = ~1U;
-  [[noreturn]] void outOfStep(int member, std::uint32_t theirCall);
+  /// Each breaks the channel and throws MPI_ERR_OTHER naming `member`, which left the call
+  /// owing this rank, waits (alone or through others) for this rank while this rank waits for
+  /// it, or sent a stream of its call number `theirCall` (mod 2^24) into this one.
+  [[noreturn]] void memberLeft(int member);
+  [[noreturn]] void waitCycle(int member);
+  [[noreturn]] void otherCall(int member, std::uint32_t theirCall);
+  [[noreturn]] void breakChannel(std::string why);
   /// The call number as stream headers carry it (above the kind's byte).
   [[nodiscard]] std::uint32_t callStamp() const noexcept;
   bool trySend(SendState& s);
