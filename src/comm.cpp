@@ -125,6 +125,11 @@ std::unique_ptr<Comm> Comm::split(int color, int key) {
   return derive(members);
 }
 
+std::unique_ptr<Comm> Comm::splitShared(int key) {
+  // A node's colour is its lowest world rank: every rank there has the same list of them.
+  return split(ctx_.nodePeers().front(), key);
+}
+
 std::unique_ptr<Comm> Comm::create(const Group& g) {
   detail::Collective guard(*channel_);
   for (int i = 0; i < g.size(); ++i) {

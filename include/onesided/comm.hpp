@@ -52,6 +52,10 @@ class Comm {
   /// MPI_Comm_split: members of the same color, ordered by (key, rank here); nullptr for
   /// kUndefined. Collective over this communicator.
   std::unique_ptr<Comm> split(int color, int key);
+  /// MPI_Comm_split_type with MPI_COMM_TYPE_SHARED: the members on this rank's node (those that
+  /// can share memory, what Window::allocateShared needs), ordered by (key, rank here).
+  /// Collective over this communicator.
+  std::unique_ptr<Comm> splitShared(int key);
   /// MPI_Comm_create: the members of `g` (a subgroup of this communicator, the same on every
   /// rank), nullptr on ranks outside it. Collective over this communicator.
   std::unique_ptr<Comm> create(const Group& g);

@@ -65,6 +65,25 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   });
 }
 
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                        MPI_Comm* newcomm) {
+  return call("MPI_Comm_split_type", On::comm(comm), [&] {
+    auto& e = capi::commEntry(comm);
+    const onesided::detail::Entry entry(e.comm->channel());  // counts the call if a check fails
+    if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED) {
+      throw onesided::Error(MPI_ERR_ARG, "split_type " + std::to_string(split_type) +
+                                             " is neither MPI_COMM_TYPE_SHARED (" +
+                                             std::to_string(MPI_COMM_TYPE_SHARED) +
+                                             ") nor MPI_UNDEFINED");
+    }
+    if (info != MPI_INFO_NULL) capi::infoEntry(info);  // no key of it is used
+    capi::requireArg(newcomm, "newcomm");
+    *newcomm = capi::addComm(split_type == MPI_UNDEFINED ? e.comm->split(MPI_UNDEFINED, key)
+                                                         : e.comm->splitShared(key),
+                             e.errhandler);
+  });
+}
+
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   return call("MPI_Comm_create", On::comm(comm), [&] {
     auto& e = capi::commEntry(comm);

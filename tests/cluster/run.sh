@@ -40,7 +40,8 @@ trap 'exit 130' INT TERM
 # dynamic windows, and the collectives with the seeds' examples.
 progs="launcher/launcher_modes mpi/mapvals_get mpi/mapvals_put mpi/passive_acc mpi/strided
        mpi/create_shared mpi/env_query mpi/mapvals_indexed mpi/pscw mpi/rma_requests
-       mpi/dynamic_win mpi/gather_examples mpi/scatter_alltoall mpi/coll_comm"
+       mpi/dynamic_win mpi/gather_examples mpi/scatter_alltoall mpi/coll_comm
+       mpi/split_type"
 progs=$(echo $progs)
 zcopy_progs="mpi/gather_examples mpi/scatter_alltoall"
 # Under srun each namespace host's tasks run in a session, so a CPU autogroup, of their own: 6

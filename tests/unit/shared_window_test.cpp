@@ -66,6 +66,47 @@ TEST_P(SharedWindow, StoresLoadsAndAtomics) {
   });
 }
 
+// Comm::splitShared (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED) on ranks that believe they
+// sit on nodes of `per` ranks: one communicator per node, ordered by key, over which a shared
+// window works. (Over the world it works too: these ranks are threads, which can map each
+// other's segment whatever node they believe they are on.)
+TEST_P(SharedWindow, SplitSharedGivesTheNodesCommunicator) {
+  auto [transport, n, noncontig] = GetParam();
+  if (!transportAvailable(transport)) GTEST_SKIP() << transport << " not built";
+  if (noncontig) GTEST_SKIP() << "one run per transport and size";
+  const int ranks = 2 * n + 1;  // the last node has one rank fewer (two: alone)
+  const int per = n == 1 ? 2 : n;
+  spawn(
+      ranks, transport,
+      [&, per](Context& ctx) {
+        const int me = ctx.rank();
+        const int first = me / per * per;
+        const int last = std::min(first + per, ctx.size()) - 1;
+        auto node = ctx.world().splitShared(-me);  // descending world ranks
+        ASSERT_NE(node, nullptr);
+        ASSERT_EQ(node->size(), last - first + 1);
+        for (int r = 0; r < node->size(); ++r) EXPECT_EQ(node->worldRank(r), last - r);
+        EXPECT_EQ(node->rank(), last - me);
+        auto win = Window::allocateShared(*node, 8, 8, nullptr, {});
+        auto* mine = static_cast<std::int64_t*>(win->base());
+        *mine = 1000 + me;
+        win->sync();
+        node->barrier();
+        win->sync();
+        for (int r = 0; r < node->size(); ++r) {
+          std::size_t size = 0;
+          int unit = 0;
+          void* base = nullptr;
+          win->sharedQuery(r, size, unit, base);
+          EXPECT_EQ(*static_cast<const std::int64_t*>(base), 1000 + node->worldRank(r));
+        }
+        node->barrier();
+        win->free();
+        node->free();
+      },
+      per);
+}
+
 INSTANTIATE_TEST_SUITE_P(All, SharedWindow,
                          ::testing::Combine(::testing::ValuesIn(transports()),
                                             ::testing::Values(1, 2, 4), ::testing::Bool()),
