@@ -114,6 +114,13 @@ int main(int argc, char** argv) {
   mt_expect_class("MPI_COMM_NULL",
                   MPI_Comm_split_type(MPI_COMM_NULL, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
                   MPI_ERR_COMM);
+  MPI_Info stale;
+  MT_CHECK(MPI_Info_create(&stale));
+  MPI_Info freed = stale;
+  MT_CHECK(MPI_Info_free(&stale));
+  mt_expect_class("freed info",
+                  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, freed, &node),
+                  MPI_ERR_INFO);
   /* The world still works after the failed calls. */
   node_of(MPI_COMM_WORLD, 0, 0);
 
