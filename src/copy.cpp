@@ -67,6 +67,14 @@ void copyBackward(std::byte* dst, const std::byte* src, std::size_t n) noexcept 
 }
 #endif
 
+void copyPieces(void* dst, const void* src, std::size_t n) noexcept {
+  auto* d = static_cast<std::byte*>(dst);
+  const auto* s = static_cast<const std::byte*>(src);
+  for (std::size_t at = 0; at < n; at += kCopyPiece) {
+    std::memcpy(d + at, s + at, std::min(kCopyPiece, n - at));
+  }
+}
+
 namespace {
 
 bool measureAliasedCopy() noexcept {

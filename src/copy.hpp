@@ -36,21 +36,41 @@ inline bool aliasedCopy(const void* dst, const void* src, std::size_t n) noexcep
 /// (ONESIDED_COPY_BACKWARD=1 / 0 says yes / no without measuring).
 bool aliasedCopyIsSlow() noexcept;
 
-/// memcpy (no overlap), but around glibc's slow case.
+/// Copies above this size go in pieces of it (copyPieces). glibc 2.36 copies from the L2 size
+/// up (1 MiB on this project's AMD EPYC machines) with a vector loop instead of `rep movsb`,
+/// which there ran 10-17 % slower: 1 MiB in one memcpy 20.9-23.4 us, in pieces of 256 KiB
+/// 17.8-19.7; 2 MiB 40.7 against 37.3. Open MPI copies in pieces of 128 KiB
+/// (opal_datatype_memop_block_size), so its osc sm put of 1 MiB took 17.9 us against our 21.
+/// Below the L2 size a piece is what glibc would have done with the whole.
+constexpr std::size_t kCopyPiece = std::size_t{256} << 10;
+
+/// memcpy of n > kCopyPiece bytes (no overlap) in pieces of kCopyPiece.
+void copyPieces(void* dst, const void* src, std::size_t n) noexcept;
+
+/// memcpy (no overlap), but around glibc's slow case, and in pieces when large.
 inline void copyBytes(void* dst, const void* src, std::size_t n) noexcept {
   if (aliasedCopy(dst, src, n) && aliasedCopyIsSlow()) [[unlikely]] {
     copyBackward(static_cast<std::byte*>(dst), static_cast<const std::byte*>(src), n);
     return;
   }
+  if (n > kCopyPiece) [[unlikely]] {
+    copyPieces(dst, src, n);
+    return;
+  }
   std::memcpy(dst, src, n);
 }
 
-/// memmove, but around glibc's slow case (a backward copy is right when dst is after src).
+/// memmove, but around glibc's slow case (a backward copy is right when dst is after src), and
+/// in pieces when large and not overlapping.
 inline void moveBytesLarge(void* dst, const void* src, std::size_t n) noexcept {
   const auto d = reinterpret_cast<std::uintptr_t>(dst);
   const auto s = reinterpret_cast<std::uintptr_t>(src);
   if (aliasedCopy(dst, src, n) && (d > s || d + n <= s) && aliasedCopyIsSlow()) [[unlikely]] {
     copyBackward(static_cast<std::byte*>(dst), static_cast<const std::byte*>(src), n);
+    return;
+  }
+  if (n > kCopyPiece && (d + n <= s || s + n <= d)) [[unlikely]] {
+    copyPieces(dst, src, n);
     return;
   }
   std::memmove(dst, src, n);

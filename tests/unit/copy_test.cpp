@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // detail::copyBytes / moveBytesLarge: byte-exact results on the backward path (dst 1-63 bytes
 // after src modulo 4 KiB, more than 2 KiB, where memcpy measured slower: not on every CPU, so
-// the backward copy is also tested by itself) and on plain memcpy / memmove, overlaps included.
+// the backward copy is also tested by itself), on plain memcpy / memmove, overlaps included, and
+// in pieces (copies above kCopyPiece).
 #include "copy.hpp"
 
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@ namespace {
 using onesided::detail::aliasedCopy;
 using onesided::detail::copyBackward;
 using onesided::detail::copyBytes;
+using onesided::detail::kCopyPiece;
 using onesided::detail::moveBytesLarge;
 
 std::vector<std::byte> pattern(std::size_t n, unsigned seed) {
@@ -63,8 +65,30 @@ TEST(Copy, BackwardPathCopiesEveryByteAndNothingElse) {
   }
 }
 
+TEST(Copy, LargeCopiesInPiecesCopyEveryByteAndNothingElse) {
+  for (const std::size_t n : {kCopyPiece + 1, 3 * kCopyPiece, 4 * kCopyPiece + 4093}) {
+    for (const std::size_t shift : {0U, 16U, 4080U}) {
+      const std::vector<std::byte> src = pattern(n, static_cast<unsigned>(n + shift));
+      for (const bool move : {false, true}) {
+        std::vector<std::byte> dst(n + 2 * shift + 64, std::byte{0x5a});
+        std::byte* d = dst.data() + shift;
+        if (move) {
+          moveBytesLarge(d, src.data(), n);
+        } else {
+          copyBytes(d, src.data(), n);
+        }
+        ASSERT_EQ(std::memcmp(d, src.data(), n), 0) << "size " << n << " shift " << shift;
+        ASSERT_TRUE(std::all_of(dst.begin(), dst.begin() + static_cast<std::ptrdiff_t>(shift),
+                                [](std::byte b) { return b == std::byte{0x5a}; }));
+        ASSERT_TRUE(std::all_of(dst.begin() + static_cast<std::ptrdiff_t>(shift + n), dst.end(),
+                                [](std::byte b) { return b == std::byte{0x5a}; }));
+      }
+    }
+  }
+}
+
 TEST(Copy, OverlappingMovesAreMemmove) {
-  for (const std::size_t n : {3000U, 10000U}) {
+  for (const std::size_t n : {std::size_t{3000}, std::size_t{10000}, 2 * kCopyPiece + 5}) {
     for (const std::ptrdiff_t delta : {-40, -16, -1, 1, 16, 40, 4096 + 16, -(4096 - 16)}) {
       std::vector<std::byte> buf = pattern(n + std::size_t{2} * 8192, static_cast<unsigned>(n));
       std::vector<std::byte> want = buf;

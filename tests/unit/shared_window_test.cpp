@@ -70,15 +70,15 @@ TEST_P(SharedWindow, StoresLoadsAndAtomics) {
 // sit on nodes of `per` ranks: one communicator per node, ordered by key, over which a shared
 // window works. (Over the world it works too: these ranks are threads, which can map each
 // other's segment whatever node they believe they are on.)
-TEST_P(SharedWindow, SplitSharedGivesTheNodesCommunicator) {
-  auto [transport, n, noncontig] = GetParam();
+class SplitShared : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
+
+TEST_P(SplitShared, GivesTheNodesCommunicator) {
+  auto [transport, per] = GetParam();
   if (!transportAvailable(transport)) GTEST_SKIP() << transport << " not built";
-  if (noncontig) GTEST_SKIP() << "one run per transport and size";
-  const int ranks = 2 * n + 1;  // the last node has one rank fewer (two: alone)
-  const int per = n == 1 ? 2 : n;
+  const int ranks = 2 * per + 1;  // two full nodes and one rank alone on a third
   spawn(
       ranks, transport,
-      [&, per](Context& ctx) {
+      [&, per = per](Context& ctx) {
         const int me = ctx.rank();
         const int first = me / per * per;
         const int last = std::min(first + per, ctx.size()) - 1;
@@ -114,6 +114,14 @@ INSTANTIATE_TEST_SUITE_P(All, SharedWindow,
                            return std::get<0>(p.param) + "_" +
                                   std::to_string(std::get<1>(p.param)) + "ranks" +
                                   (std::get<2>(p.param) ? "_noncontig" : "");
+                         });
+
+INSTANTIATE_TEST_SUITE_P(All, SplitShared,
+                         ::testing::Combine(::testing::ValuesIn(transports()),
+                                            ::testing::Values(1, 2, 4)),
+                         [](const auto& p) {
+                           return std::get<0>(p.param) + "_" +
+                                  std::to_string(std::get<1>(p.param)) + "pernode";
                          });
 
 }  // namespace
