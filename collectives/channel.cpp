@@ -438,7 +438,8 @@ void Channel::waitCycle(int member) {
 
 void Channel::otherCall(int member, std::uint32_t theirCall) {
   breakChannel("rank " + std::to_string(member) + " sent data of its collective call " +
-               std::to_string(theirCall >> 8) + " on this communicator where this rank is in call " +
+               std::to_string(theirCall >> 8) +
+               " on this communicator where this rank is in call " +
                std::to_string(position() >> 8 & 0xFFFF) +
                ": its arguments select another algorithm (counts, datatypes or roots differ), "
                "or it called collectives in another order");

@@ -65,8 +65,7 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   });
 }
 
-int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
-                        MPI_Comm* newcomm) {
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
   return call("MPI_Comm_split_type", On::comm(comm), [&] {
     auto& e = capi::commEntry(comm);
     const onesided::detail::Entry entry(e.comm->channel());  // counts the call if a check fails
@@ -78,9 +77,9 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
     }
     if (info != MPI_INFO_NULL) capi::infoEntry(info);  // no key of it is used
     capi::requireArg(newcomm, "newcomm");
-    *newcomm = capi::addComm(split_type == MPI_UNDEFINED ? e.comm->split(MPI_UNDEFINED, key)
-                                                         : e.comm->splitShared(key),
-                             e.errhandler);
+    *newcomm = capi::addComm(
+        split_type == MPI_UNDEFINED ? e.comm->split(MPI_UNDEFINED, key) : e.comm->splitShared(key),
+        e.errhandler);
   });
 }
 

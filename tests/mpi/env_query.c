@@ -3,8 +3,9 @@
  * after the job, MPI_Init_thread and MPI_Query_thread, MPI_Get_version (against MPI_VERSION /
  * MPI_SUBVERSION), MPI_Get_library_version and MPI_Get_processor_name (lengths and NUL
  * termination), MPI_Wtime / MPI_Wtick, MPI_Barrier, the default and set error handlers of
- * MPI_COMM_WORLD and of a window, and a create window over MPI_Alloc_mem memory (ring put).
- * Output (identical under any MPI): one "rank R: PART ok" line per part. */
+ * MPI_COMM_WORLD and of a window, a create window over MPI_Alloc_mem memory (ring put), and the
+ * C <-> Fortran handle conversions (MPI_Comm_c2f / f2c and the others: round trips that still
+ * work). Output (identical under any MPI): one "rank R: PART ok" line per part. */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
 #include <stdio.h>
@@ -122,6 +123,54 @@ static void alloc_mem_window(void) {
   printf("rank %d: window over MPI_Alloc_mem ok\n", mt_rank);
 }
 
+/* Every kind of handle through MPI_*_c2f and back is the same handle, and still works. */
+static void fortran_handles(void) {
+  MPI_Comm dup = MPI_COMM_NULL;
+  MT_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+  const MPI_Fint fcomm = MPI_Comm_c2f(dup);
+  MPI_Comm back = MPI_Comm_f2c(fcomm);
+  MT_EXPECT(back == dup && MPI_Comm_f2c(MPI_Comm_c2f(MPI_COMM_WORLD)) == MPI_COMM_WORLD,
+            "communicator handles changed on the way through MPI_Fint");
+  int size = -1;
+  MT_CHECK(MPI_Comm_size(back, &size));
+  MT_EXPECT(size == mt_size, "size %d through the converted handle, expected %d", size, mt_size);
+  MPI_Group g;
+  MT_CHECK(MPI_Comm_group(back, &g));
+  MT_EXPECT(MPI_Group_f2c(MPI_Group_c2f(g)) == g, "group handle changed");
+  MT_CHECK(MPI_Group_free(&g));
+  MPI_Datatype pair;
+  MT_CHECK(MPI_Type_contiguous(2, MPI_INT, &pair));
+  MT_CHECK(MPI_Type_commit(&pair));
+  MPI_Datatype t = MPI_Type_f2c(MPI_Type_c2f(pair));
+  MT_CHECK(MPI_Type_size(t, &size));
+  MT_EXPECT(t == pair && size == 2 * (int)sizeof(int), "datatype through MPI_Fint: size %d", size);
+  MT_EXPECT(MPI_Type_f2c(MPI_Type_c2f(MPI_DOUBLE)) == MPI_DOUBLE, "MPI_DOUBLE changed");
+  MT_CHECK(MPI_Type_free(&pair));
+  MPI_Info info;
+  MT_CHECK(MPI_Info_create(&info));
+  MT_EXPECT(MPI_Info_f2c(MPI_Info_c2f(info)) == info, "info handle changed");
+  MT_CHECK(MPI_Info_free(&info));
+  MT_EXPECT(MPI_Op_f2c(MPI_Op_c2f(MPI_SUM)) == MPI_SUM, "MPI_SUM changed");
+  MT_EXPECT(MPI_Errhandler_f2c(MPI_Errhandler_c2f(MPI_ERRORS_RETURN)) == MPI_ERRORS_RETURN,
+            "MPI_ERRORS_RETURN changed");
+  int* mem = NULL;
+  MPI_Win win;
+  MT_CHECK(
+      MPI_Win_allocate((MPI_Aint)sizeof(int), (int)sizeof(int), MPI_INFO_NULL, back, &mem, &win));
+  MT_EXPECT(MPI_Win_f2c(MPI_Win_c2f(win)) == win, "window handle changed");
+  MPI_Request req = MPI_REQUEST_NULL;
+  MT_CHECK(MPI_Win_lock_all(0, win));
+  int one = 1;
+  MT_CHECK(MPI_Rput(&one, 1, MPI_INT, mt_rank, 0, 1, MPI_INT, MPI_Win_f2c(MPI_Win_c2f(win)), &req));
+  MPI_Request r2 = MPI_Request_f2c(MPI_Request_c2f(req));
+  MT_EXPECT(r2 == req, "request handle changed");
+  MT_CHECK(MPI_Wait(&r2, MPI_STATUS_IGNORE));
+  MT_CHECK(MPI_Win_unlock_all(win));
+  MT_CHECK(MPI_Win_free(&win));
+  MT_CHECK(MPI_Comm_free(&dup));
+  printf("rank %d: C and Fortran handles ok\n", mt_rank);
+}
+
 int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   int flag = -1;
@@ -154,6 +203,7 @@ int main(int argc, char** argv) {
   barriers();
   errhandlers();
   alloc_mem_window();
+  fortran_handles();
 
   fflush(stdout);
   const int failures = mt_failures;

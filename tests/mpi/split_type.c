@@ -39,8 +39,8 @@ static void node_of(MPI_Comm comm, int key, int descending) {
   MT_EXPECT(cranks[nme] == me, "node rank %d is rank %d of comm, not %d", nme, cranks[nme], me);
   for (int i = 1; i < shown; ++i) {
     MT_EXPECT(descending ? cranks[i] < cranks[i - 1] : cranks[i] > cranks[i - 1],
-              "node ranks %d and %d are ranks %d and %d of comm (keys %s)", i - 1, i,
-              cranks[i - 1], cranks[i], descending ? "descending" : "equal");
+              "node ranks %d and %d are ranks %d and %d of comm (keys %s)", i - 1, i, cranks[i - 1],
+              cranks[i], descending ? "descending" : "equal");
   }
   MT_CHECK(MPI_Group_free(&gn));
   MT_CHECK(MPI_Group_free(&g));
@@ -67,8 +67,8 @@ static void node_of(MPI_Comm comm, int key, int descending) {
     int64_t* part = NULL;
     MT_CHECK(MPI_Win_shared_query(win, r, &size, &unit, &part));
     MT_EXPECT(size == (MPI_Aint)sizeof(int64_t) && part != NULL && *part == 1000 + cranks[r],
-              "node rank %d's part holds %lld, expected %d", r,
-              part ? (long long)*part : -1LL, 1000 + cranks[r]);
+              "node rank %d's part holds %lld, expected %d", r, part ? (long long)*part : -1LL,
+              1000 + cranks[r]);
   }
   MT_CHECK(MPI_Win_unlock_all(win));
   MT_CHECK(MPI_Win_free(&win));
