@@ -462,6 +462,11 @@ class Window {
   template <bool kPut>
   bool fastDirect(void* origin, std::int64_t ocount, const Datatype& otype, int target,
                   std::int64_t disp, std::int64_t tcount, const Datatype& ttype);
+  /// The transport path's fast case (one contiguous piece to a target none of whose window is
+  /// on the load / store path: verbs, UCX between nodes); false: take transfer().
+  template <bool kPut>
+  bool fastRemote(void* origin, std::int64_t ocount, const Datatype& otype, int target,
+                  std::int64_t disp, std::int64_t tcount, const Datatype& ttype);
   /// MPI_Fetch_and_op / MPI_Compare_and_swap's fast case (one 8-byte integer, a CPU-atomic
   /// window, an open target, a word inside its window); false: take atomicUpdate(). Inlined
   /// into fastFetchAndOp and fastCompareAndSwap (accumulate.cpp).

@@ -1036,17 +1036,58 @@ bool Window::fastDirect(void* origin, std::int64_t ocount, const Datatype& otype
   return true;
 }
 
+template <bool kPut>
+bool Window::fastRemote(void* origin, std::int64_t ocount, const Datatype& otype, int target,
+                        std::int64_t disp, std::int64_t tcount, const Datatype& ttype) {
+  // What transfer() does for one contiguous piece through the transport, without its general
+  // walk: check()'s tests for this case (the same committed contiguous type and count on both
+  // sides, an open target in the group, a footprint inside its window), then one put or get.
+  // A target with any load / store span, a dynamic window, the local message mode and errors
+  // take the general path, which checks everything again in order and names what is wrong.
+  if (&otype != &ttype || ocount != tcount || !otype.contiguous() || !otype.committed() ||
+      disp < 0 || origin == nullptr || static_cast<unsigned>(target) >= targets_.size() ||
+      flavor_ == Flavor::kDynamic || amInts_) {
+    return false;
+  }
+  Target& t = targets_[static_cast<std::size_t>(target)];
+  if (!t.resolved || t.direct != nullptr || t.key == nullptr || !isOpen(t)) return false;
+  std::int64_t offset = 0;
+  std::int64_t bytes = 0;
+  std::int64_t end = 0;
+  if (__builtin_mul_overflow(disp, static_cast<std::int64_t>(t.dispUnit), &offset) ||
+      __builtin_mul_overflow(ocount, static_cast<std::int64_t>(otype.size()), &bytes) ||
+      __builtin_add_overflow(offset, bytes, &end) || bytes <= 0 ||
+      static_cast<std::uint64_t>(end) > t.size) {
+    return false;
+  }
+  ++pendingOps_;
+  needFence_ = true;
+  auto& ep = comm_.context().endpoint(comm_.worldRank(target));
+  const transport::Iov iov{origin, static_cast<std::size_t>(bytes)};
+  const std::uint64_t raddr = t.base + static_cast<std::uint64_t>(offset);
+  // putv / getv as transfer() issues them: UCX moves them by cross-memory attach on one node.
+  const auto issue = kPut ? ep.putv({&iov, 1}, {&raddr, 1}, *t.key)
+                          : ep.getv({&iov, 1}, {&raddr, 1}, *t.key);
+  if (issue == transport::Issue::kPending) markDirty(target);
+  return true;
+}
+
 void Window::put(const void* origin, std::int64_t ocount, const Datatype& otype, int target,
                  std::int64_t disp, std::int64_t tcount, const Datatype& ttype) {
-  if (fastDirect<true>(const_cast<void*>(origin), ocount, otype, target, disp, tcount, ttype)) {
+  auto* o = const_cast<void*>(origin);
+  if (fastDirect<true>(o, ocount, otype, target, disp, tcount, ttype) ||
+      fastRemote<true>(o, ocount, otype, target, disp, tcount, ttype)) {
     return;
   }
-  transfer<true>(const_cast<void*>(origin), ocount, otype, target, disp, tcount, ttype);
+  transfer<true>(o, ocount, otype, target, disp, tcount, ttype);
 }
 
 void Window::get(void* origin, std::int64_t ocount, const Datatype& otype, int target,
                  std::int64_t disp, std::int64_t tcount, const Datatype& ttype) {
-  if (fastDirect<false>(origin, ocount, otype, target, disp, tcount, ttype)) return;
+  if (fastDirect<false>(origin, ocount, otype, target, disp, tcount, ttype) ||
+      fastRemote<false>(origin, ocount, otype, target, disp, tcount, ttype)) {
+    return;
+  }
   transfer<false>(origin, ocount, otype, target, disp, tcount, ttype);
 }
 
