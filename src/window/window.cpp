@@ -1066,8 +1066,8 @@ bool Window::fastRemote(void* origin, std::int64_t ocount, const Datatype& otype
   const transport::Iov iov{origin, static_cast<std::size_t>(bytes)};
   const std::uint64_t raddr = t.base + static_cast<std::uint64_t>(offset);
   // putv / getv as transfer() issues them: UCX moves them by cross-memory attach on one node.
-  const auto issue = kPut ? ep.putv({&iov, 1}, {&raddr, 1}, *t.key)
-                          : ep.getv({&iov, 1}, {&raddr, 1}, *t.key);
+  const auto issue =
+      kPut ? ep.putv({&iov, 1}, {&raddr, 1}, *t.key) : ep.getv({&iov, 1}, {&raddr, 1}, *t.key);
   if (issue == transport::Issue::kPending) markDirty(target);
   return true;
 }
