@@ -344,9 +344,9 @@ std::size_t packedSize(int kind) noexcept {
 // Built three times on x86-64, for AVX-512, for AVX2 and for the baseline, and picked at load
 // time (an ifunc); flatten puts the element loops inside each copy (called, they stayed baseline
 // code). With SSE2 alone an MPI_SUM of 1 MiB of doubles into a window took 93-110 us on this
-// project's AMD EPYC machines, where Open MPI's osc sm takes 42; with AVX2, 49-52 us. On the Intel
-// Xeons with AVX-512 a fold of 128 KiB of doubles in L2 takes 1.65 us with 512-bit vectors against
-// 2.2 with AVX2 (Open MPI's op/avx component uses AVX-512 there too).
+// project's AMD EPYC machines, where Open MPI's osc sm takes 42; with AVX2, 49-52 us. On an AMD
+// EPYC with AVX-512 (2026-12-02) a fold of 128 KiB of doubles in L2 took 1.65 us with 512-bit
+// vectors against 2.2 with AVX2 (Open MPI's op/avx component uses AVX-512 there too).
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx512f", "avx2", "default"), flatten))
 #endif
