@@ -480,15 +480,21 @@ class Window {
   std::byte* directFootprint(int target, std::int64_t disp, std::int64_t count, std::size_t size,
                              std::int64_t& bytes) {
     Target& t = targets_[static_cast<std::size_t>(target)];
-    if (t.whole == nullptr || !isOpen(t)) return nullptr;
     std::int64_t offset = 0;
-    std::int64_t end = 0;
-    if (__builtin_mul_overflow(disp, static_cast<std::int64_t>(t.dispUnit), &offset) ||
-        __builtin_mul_overflow(count, static_cast<std::int64_t>(size), &bytes) ||
-        __builtin_add_overflow(offset, bytes, &end) || static_cast<std::uint64_t>(end) > t.size) {
+    if (t.whole == nullptr || !isOpen(t) || !inWindow(t, disp, count, size, offset, bytes)) {
       return nullptr;
     }
     return t.whole + offset;
+  }
+  /// Whether `count` elements of `size` bytes at displacement `disp` lie inside t's window,
+  /// computed without overflow: sets the byte offset and length (the fast paths' footprint).
+  static bool inWindow(const Target& t, std::int64_t disp, std::int64_t count, std::size_t size,
+                       std::int64_t& offset, std::int64_t& bytes) {
+    std::int64_t end = 0;
+    return !__builtin_mul_overflow(disp, static_cast<std::int64_t>(t.dispUnit), &offset) &&
+           !__builtin_mul_overflow(count, static_cast<std::int64_t>(size), &bytes) &&
+           !__builtin_add_overflow(offset, bytes, &end) &&
+           static_cast<std::uint64_t>(end) <= t.size;
   }
   /// Runs fn holding `target`'s accumulate lock (a compare-and-swap on its control word, retried
   /// with retryPause), released also when fn throws.

@@ -1053,13 +1053,7 @@ bool Window::fastRemote(void* origin, std::int64_t ocount, const Datatype& otype
   if (!t.resolved || t.direct != nullptr || t.key == nullptr || !isOpen(t)) return false;
   std::int64_t offset = 0;
   std::int64_t bytes = 0;
-  std::int64_t end = 0;
-  if (__builtin_mul_overflow(disp, static_cast<std::int64_t>(t.dispUnit), &offset) ||
-      __builtin_mul_overflow(ocount, static_cast<std::int64_t>(otype.size()), &bytes) ||
-      __builtin_add_overflow(offset, bytes, &end) || bytes <= 0 ||
-      static_cast<std::uint64_t>(end) > t.size) {
-    return false;
-  }
+  if (!inWindow(t, disp, ocount, otype.size(), offset, bytes) || bytes <= 0) return false;
   ++pendingOps_;
   needFence_ = true;
   auto& ep = comm_.context().endpoint(comm_.worldRank(target));
