@@ -32,7 +32,7 @@ static MPI_Group target_group = MPI_GROUP_NULL;
  * fence (everybody), flush (rank 0, inside lock_all), lock / unlock of rank 1 (rank 0), lock_all /
  * unlock_all (rank 0), or a PSCW epoch (rank 1 posts and waits, rank 0 starts and completes). */
 static void iteration(const struct bench_spec* s, int rank, char* buf, size_t bytes, MPI_Win win,
-                      int sync) {
+                      int sync, int compute_us) {
   if (sync == BENCH_SYNC_PSCW) {
     if (rank == 1) {
       CHECK(MPI_Win_post(origin_group, 0, win));
@@ -66,6 +66,12 @@ static void iteration(const struct bench_spec* s, int rank, char* buf, size_t by
         CHECK(MPI_Accumulate(buf, (int)(bytes / 8), MPI_DOUBLE, 1, 0, (int)(bytes / 8), MPI_DOUBLE,
                              MPI_SUM, win));
       }
+    }
+  }
+  /* --compute-us: work between issuing and completing, with no MPI call that could progress. */
+  if (rank == 0 && compute_us > 0) {
+    const double until = bench_now() + compute_us * 1e-6;
+    while (bench_now() < until) {
     }
   }
   if (sync == BENCH_SYNC_FENCE) {
@@ -174,8 +180,12 @@ int bench_main(int argc, char** argv, const struct bench_spec* spec) {
     o.sizes[0] = 8;
     o.max_bytes = 8;
   }
-  char name[64];
+  char name[80];
   snprintf(name, sizeof name, "%s%s", spec->name, sync_suffix(o.sync));
+  if (o.compute_us > 0) {
+    const size_t used = strlen(name);
+    snprintf(name + used, sizeof name - used, "_overlap%d", o.compute_us);
+  }
   if (o.sync == BENCH_SYNC_PSCW) {
     MPI_Group world;
     const int zero = 0, one = 1;
@@ -224,10 +234,10 @@ int bench_main(int argc, char** argv, const struct bench_spec* spec) {
       CHECK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
       if (sync == BENCH_SYNC_FLUSH && rank == 0) CHECK(MPI_Win_lock_all(0, win));
     }
-    for (int i = 0; i < warmup; ++i) iteration(spec, rank, buf, bytes, win, sync);
+    for (int i = 0; i < warmup; ++i) iteration(spec, rank, buf, bytes, win, sync, o.compute_us);
     for (int b = 0; b < o.repeats; ++b) {
       double t = MPI_Wtime();
-      for (int i = 0; i < iters; ++i) iteration(spec, rank, buf, bytes, win, sync);
+      for (int i = 0; i < iters; ++i) iteration(spec, rank, buf, bytes, win, sync, o.compute_us);
       per[b] = (MPI_Wtime() - t) / iters;
     }
     if (sync != BENCH_SYNC_FENCE) {

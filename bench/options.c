@@ -14,7 +14,7 @@ static void usage(const char* name) {
       stdout,
       "usage: %s [--warmup-iters N] [--iters N] [--repeats N] [--min-bytes N] [--max-bytes N]\n"
       "          [--sizes N,N,...] [--flavor allocate|create] [--win-offset N] [--label NAME]\n"
-      "          [--sync fence|flush|lock|lockall|pscw] [--verify|--no-verify]\n"
+      "          [--sync fence|flush|lock|lockall|pscw] [--compute-us N] [--verify|--no-verify]\n"
       "  --iters N         iterations per timed batch (default %s)\n"
       "  --repeats N       timed batches per size; the median batch is reported (default 11)\n"
       "  --warmup-iters N  untimed iterations per size (default 100)\n"
@@ -25,7 +25,11 @@ static void usage(const char* name) {
       "                    MPI_Win_lock_all epoch around the loop, MPI_Win_flush per iteration;\n"
       "                    lock: MPI_Win_lock / unlock (exclusive) per iteration; lockall:\n"
       "                    MPI_Win_lock_all / unlock_all per iteration; pscw: one\n"
-      "                    MPI_Win_post / start / complete / wait epoch per iteration\n",
+      "                    MPI_Win_post / start / complete / wait epoch per iteration\n"
+      "  --compute-us N    rank 0 computes (spins on the clock, no MPI calls) N us between\n"
+      "                    issuing its operations and the synchronisation that completes them,\n"
+      "                    so the row shows how much of the transfer overlaps the computation\n"
+      "                    (its name ends in _overlapN; default 0)\n",
       name, "100; 10 for the bandwidth programs");
 }
 
@@ -61,6 +65,7 @@ int bench_parse_options(int argc, char** argv, int default_iters, int print_help
                                            {"no-verify", no_argument, 0, 'n'},
                                            {"win-offset", required_argument, 0, 'o'},
                                            {"sync", required_argument, 0, 'y'},
+                                           {"compute-us", required_argument, 0, 'c'},
                                            {"help", no_argument, 0, 'h'},
                                            {0, 0, 0, 0}};
   memset(o, 0, sizeof *o);
@@ -81,6 +86,9 @@ int bench_parse_options(int argc, char** argv, int default_iters, int print_help
         break;
       case 'i':
         bad = parse_int(optarg, &o->iters);
+        break;
+      case 'c':
+        bad = parse_int(optarg, &o->compute_us);
         break;
       case 'r':
         bad = parse_int(optarg, &o->repeats);

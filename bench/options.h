@@ -24,6 +24,7 @@ struct bench_options {
   int create;        /* --flavor create: MPI_Win_create over memory of the program's own */
   size_t win_offset; /* --win-offset: create windows start this far after a page boundary */
   int sync;          /* --sync: BENCH_SYNC_FENCE (default), _FLUSH, _LOCK, _PSCW or _LOCKALL */
+  int compute_us;    /* --compute-us: rank 0 computes this long between issuing and completing */
   size_t min_bytes;  /* --min-bytes */
   size_t max_bytes;  /* --max-bytes */
   const char* label;
