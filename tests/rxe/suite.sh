@@ -9,12 +9,13 @@
 # and the unit cases of the self and UCX transports (threads as ranks in one process never
 # reach a NIC on those: they run on the host).
 # Time budget: each MPI step runs every program once first (its 2-rank variant, or its smallest
-# rank count where it has none), all steps; then the other rank counts, step by step, where the
-# time spent so far plus an estimate of theirs stays within ONESIDED_RXE_BUDGET seconds (default
-# 2400; the VM's own limit in CI is 3000). How fast the VM runs differs about sixfold between
-# the machines CI runs on (the launched programs most: 3 s a test on one kind, 19 on another),
-# so on a slow machine the other rank counts are left out, each such group named in the output;
-# they run on the host over UCX in any case.
+# rank count where it has none), all steps; then the other rank counts, step by step; all of it
+# in chunks of 10 tests, and no chunk starts once the suite has run ONESIDED_RXE_BUDGET seconds
+# (default 2400; the VM's own limit in CI is 3000). How fast the VM runs differs about sixfold
+# between the machines CI runs on (the launched programs most: 3 s a test on one kind, 19 on
+# another),
+# so on a slow machine what does not fit is left out, named in the output (first the programs'
+# other rank counts, which run on the host over UCX in any case).
 # Usage (on the host): tests/rxe/vm.sh --timeout S -- tests/rxe/suite.sh BUILD_DIR
 set -uo pipefail
 build="$(cd "${1:?usage: suite.sh BUILD_DIR}" && pwd)"
@@ -59,15 +60,36 @@ step "launcher failure handling, ONESIDED_TRANSPORT=verbs"
 (cd "$build" && ONESIDED_TEST_TIME_SCALE=8 ONESIDED_TRANSPORT=verbs ctest -L launcher \
   --output-on-failure --timeout 600 -j 1) || failed ctest
 
-start=0  # SECONDS counts from the suite's start
-budget="${ONESIDED_RXE_BUDGET:-2400}"
-# Deferred groups, filled by mpi_step and run by the loop at the end.
-rest_name=() rest_env=() rest_limit=() rest_re=() rest_count=() rest_need=()
+budget="${ONESIDED_RXE_BUDGET:-2400}"  # seconds since the suite's start (SECONDS)
+chunk=10
+# Deferred groups, filled by mpi_step and run at the end.
+rest_name=() rest_env=() rest_limit=() rest_list=()
+
+# run_tests NAME LIMIT ENV LIST: ctest on the tests named in LIST (one per line), in chunks of
+# $chunk; before each chunk the budget is checked, and what is left when it is spent is named
+# and not run. ENV: space-separated VAR=VALUE for ctest and the programs.
+run_tests() {
+  local name="$1" limit="$2" envs="$3" list="$4"
+  local -a tests
+  mapfile -t tests <<<"$list"
+  local i n=${#tests[@]}
+  for ((i = 0; i < n; i += chunk)); do
+    if [ "$SECONDS" -ge "$budget" ]; then
+      echo "== rxe: $name: $((n - i)) of its $n tests left out for time: ${SECONDS} s spent of" \
+        "the ${budget} s budget (ONESIDED_RXE_BUDGET); they run on the host over UCX:" \
+        "${tests[*]:i}"
+      return
+    fi
+    local re
+    re="^($(printf '%s\n' "${tests[@]:i:chunk}" | paste -sd'|'))\$"
+    # shellcheck disable=SC2086
+    (cd "$build" && env $envs ctest -R "$re" --output-on-failure --timeout "$limit" -j 2) ||
+      failed ctest
+  done
+}
 
 # mpi_step NAME LIMIT ENV -- CTEST_SELECTION...: the MPI tests the selection picks, each
-# program's first variant now (2 ranks, else its smallest rank count), the others deferred with
-# an estimate of their time (the first part's time per test, times 1.5: the larger rank counts
-# run longer). ENV: space-separated VAR=VALUE for ctest and the programs.
+# program's first variant now (2 ranks, else its smallest rank count), the others deferred.
 mpi_step() {
   local name="$1" limit="$2" envs="$3"
   shift 4
@@ -80,18 +102,10 @@ mpi_step() {
         pick[base] = n; best[base] = np } }
     END { for (b in pick) print pick[b] }' <<<"$names" | sort)"
   rest="$(comm -23 <(sort <<<"$names") <(cat <<<"$first"))"
-  local nfirst nrest
-  nfirst="$(grep -c . <<<"$first")"
-  nrest="$(grep -c . <<<"$rest")"
-  step "$name: each program once ($nfirst tests)"
-  local t0=$SECONDS
-  # shellcheck disable=SC2086
-  (cd "$build" && env $envs ctest -R "^($(paste -sd'|' <<<"$first"))\$" --output-on-failure \
-    --timeout "$limit" -j 2) || failed ctest
-  if [ "$nrest" -gt 0 ]; then
-    rest_name+=("$name") rest_env+=("$envs") rest_limit+=("$limit")
-    rest_re+=("^($(paste -sd'|' <<<"$rest"))\$") rest_count+=("$nrest")
-    rest_need+=($(((SECONDS - t0) * nrest * 3 / (2 * nfirst))))
+  step "$name: each program once ($(grep -c . <<<"$first") tests)"
+  run_tests "$name" "$limit" "$envs" "$first"
+  if grep -q . <<<"$rest"; then
+    rest_name+=("$name") rest_env+=("$envs") rest_limit+=("$limit") rest_list+=("$rest")
   fi
 }
 
@@ -131,19 +145,10 @@ mpi_step "MPI programs, ONESIDED_TRANSPORT=ucx over rxe0, passive target with th
   300 "$ucx_env" -- -L mpi -R passive -E compare
 
 for i in "${!rest_name[@]}"; do
-  spent=$((SECONDS - start))
-  if [ $((spent + rest_need[i])) -gt "$budget" ]; then
-    echo "== rxe: ${rest_name[i]}: the other rank counts (${rest_count[i]} tests, about" \
-      "${rest_need[i]} s) left out for time: ${spent} s spent of the ${budget} s budget" \
-      "(ONESIDED_RXE_BUDGET); they run on the host over UCX"
-    continue
-  fi
-  step "${rest_name[i]}: the other rank counts (${rest_count[i]} tests)"
-  # shellcheck disable=SC2086
-  (cd "$build" && env ${rest_env[i]} ctest -R "${rest_re[i]}" --output-on-failure \
-    --timeout "${rest_limit[i]}" -j 2) || failed ctest
+  step "${rest_name[i]}: the other rank counts ($(grep -c . <<<"${rest_list[i]}") tests)"
+  run_tests "${rest_name[i]}" "${rest_limit[i]}" "${rest_env[i]}" "${rest_list[i]}"
 done
-echo "== rxe: took $((SECONDS - start)) s"
+echo "== rxe: took $SECONDS s"
 
 if [ "$status" -ne 0 ]; then echo "== rxe: FAILED"; else echo "== rxe: all passed"; fi
 exit "$status"
