@@ -67,7 +67,7 @@ stage "soft-RoCE VM (tests/rxe): the suites over the verbs transport and UCX on 
 # from the host's root over 9p. About 20 minutes on 2 cores where the VM is fast (4 in the unit
 # suites, 5 for the programs on verbs, 11 for them on UCX over rxe0); on hosts where it runs the
 # programs about six times slower, suite.sh starts no chunk of tests after ONESIDED_RXE_BUDGET
-# (2400 s), the programs' other rank counts last, and names what it left out. The VM's limit
+# (1800 s), the programs' other rank counts last, and names what it left out. The VM's limit
 # only guards against a hang.
 rm -f "$build/rxe-failures.txt" "$build/rxe-failed-tails.txt"
 if ! bash "$here/tests/rxe/vm.sh" --timeout 3000 -- "$here/tests/rxe/suite.sh" "$build"; then
