@@ -93,15 +93,19 @@ run_tests() {
 mpi_step() {
   local name="$1" limit="$2" envs="$3"
   shift 4
-  local names first rest
+  local names split first rest
   names="$(cd "$build" && ctest -N "$@" | awk '/Test +#[0-9]+:/ {print $3}')"
-  first="$(awk '
-    { n = $0; base = n; np = 0
-      if (match(n, /_np[0-9]+$/)) { base = substr(n, 1, RSTART - 1); np = substr(n, RSTART + 3) + 0 }
+  # Each name with its part, "first" or "rest" (no process substitution: the VM has no /dev/fd).
+  split="$(awk '
+    { n[NR] = $0; base = $0; np = 0
+      if (match($0, /_np[0-9]+$/)) { base = substr($0, 1, RSTART - 1); np = substr($0, RSTART + 3) + 0 }
+      b[NR] = base
       if (!(base in pick) || (np == 2 && best[base] != 2) || (best[base] != 2 && np < best[base])) {
-        pick[base] = n; best[base] = np } }
-    END { for (b in pick) print pick[b] }' <<<"$names" | sort)"
-  rest="$(comm -23 <(sort <<<"$names") <(cat <<<"$first"))"
+        pick[base] = $0; best[base] = np } }
+    END { for (i = 1; i <= NR; ++i) print (pick[b[i]] == n[i] ? "first" : "rest"), n[i] }' \
+    <<<"$names")"
+  first="$(awk '$1 == "first" {print $2}' <<<"$split")"
+  rest="$(awk '$1 == "rest" {print $2}' <<<"$split")"
   step "$name: each program once ($(grep -c . <<<"$first") tests)"
   run_tests "$name" "$limit" "$envs" "$first"
   if grep -q . <<<"$rest"; then
