@@ -13,9 +13,9 @@
 # in chunks of 10 tests, and no chunk starts once the suite has run ONESIDED_RXE_BUDGET seconds
 # (default 1800; the VM's own limit in CI is 3000). How fast the VM runs differs about sixfold
 # between the machines CI runs on (the launched programs most: all 201 on verbs in 5 minutes on
-# one kind, the first 45 in 10 on another),
-# so on a slow machine what does not fit is left out, named in the output (first the programs'
-# other rank counts, which run on the host over UCX in any case).
+# one kind, the first 45 in 10 on another), so on a slow machine what does not fit is left out,
+# named in the output (first the programs' other rank counts; every variant runs on the host
+# over UCX in any case).
 # Usage (on the host): tests/rxe/vm.sh --timeout S -- tests/rxe/suite.sh BUILD_DIR
 set -uo pipefail
 build="$(cd "${1:?usage: suite.sh BUILD_DIR}" && pwd)"
