@@ -130,6 +130,38 @@ int reductionKind(const Datatype& t, Op op) {
   return kind;
 }
 
+int reductionKind(const Datatype& t, const Reduction& op) {
+  return op.isUser() ? 0 : reductionKind(t, op.op);
+}
+
+void combineTyped(const Reduction& op, int kind, const Datatype& t, const void* in, void* inout,
+                  std::size_t count) {
+  if (count == 0) return;
+  if (op.isUser()) {
+    // In calls of at most INT_MAX elements: the function's count is an int.
+    constexpr std::size_t kMax = INT32_MAX;
+    for (std::size_t done = 0; done < count; done += kMax) {
+      const auto i = static_cast<std::int64_t>(done);
+      op.user.combine(at(in, t, i), at(inout, t, i),
+                      static_cast<int>(std::min(kMax, count - done)));
+    }
+    return;
+  }
+  const std::size_t n = bytesOf(count, t);
+  const std::size_t elems = n / packedSize(kind);
+  if (t.contiguous()) {  // both are the bytes at their address
+    auto* io = static_cast<std::byte*>(inout);
+    applyOp(op.op, kind, io, static_cast<const std::byte*>(in), io, elems);
+    return;
+  }
+  std::vector<std::byte> a(n);
+  std::vector<std::byte> b(n);
+  pack(in, count, t, a.data(), n);
+  pack(inout, count, t, b.data(), n);
+  applyOp(op.op, kind, b.data(), a.data(), b.data(), elems);
+  unpack(b.data(), n, inout, count, t);
+}
+
 void reduceInto(Op op, int kind, std::byte* acc, const std::byte* in, std::size_t n) {
   const std::size_t unit = packedSize(kind);
   applyOp(op, kind, acc, in, unit == 0 ? 0 : n / unit);

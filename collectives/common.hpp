@@ -161,6 +161,35 @@ inline Callback ownCopy(Failure& f, std::size_t bytes, Callback own) {
   return {};
 }
 
+/// Memory for `count` elements of `t` laid out as a program's buffer of them would be (gaps
+/// included): what reductions with user operations and scans combine in, since a user function
+/// takes the datatype's layout, not packed elements.
+class TypedBuffer {
+ public:
+  TypedBuffer(const Datatype& t, std::size_t count) {
+    std::int64_t hi = 0;
+    widen(t, 0, count, lo_, hi);
+    mem_.resize(static_cast<std::size_t>(hi - lo_));
+  }
+  /// Where element 0 starts (its type map's offsets are relative to this).
+  [[nodiscard]] void* base() noexcept {
+    return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(mem_.data()) -  // NOLINT
+                                   static_cast<std::uintptr_t>(lo_));
+  }
+
+ private:
+  std::vector<std::byte> mem_;
+  std::int64_t lo_ = 0;
+};
+
+/// The checks of a reduction's operation and type: for a predefined operation the kind it runs
+/// over (reductionKind), for a user operation 0 (it takes any committed type).
+int reductionKind(const Datatype& t, const Reduction& op);
+/// inout = in op inout for `count` elements of `t` in its own layout (in rank order: `in` holds
+/// the lower ranks' part). `kind` as reductionKind gave.
+void combineTyped(const Reduction& op, int kind, const Datatype& t, const void* in, void* inout,
+                  std::size_t count);
+
 /// Reduction of packed element streams: n elements of `kind`.
 void reduceInto(Op op, int kind, std::byte* acc, const std::byte* in, std::size_t bytes);
 /// The kind a reduction runs over, after checking op and type (kErrOp, kErrType).

@@ -1,14 +1,25 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// MPI_Reduce, MPI_Allreduce and MPI_Reduce_scatter_block (MPI-3.1 §5.9, §5.10) for the
-// predefined operations. The input is packed (a homogeneous type packs to a dense array of its
-// basic elements, which the reduction kernels of window/ops take), partial results move
-// through the scratch channel up a binomial tree (default) or straight to the root (linear, the
-// root folding in rank order), and the result is unpacked with the receive type. Allreduce is
+// MPI_Reduce, MPI_Allreduce, MPI_Reduce_scatter_block and MPI_Reduce_scatter (MPI-3.1 §5.9,
+// §5.10). With a predefined operation the input is packed (a homogeneous type packs to a dense
+// array of its basic elements, which the reduction kernels of window/ops take), partial results
+// move through the scratch channel up a binomial tree (default) or straight to the root (linear,
+// the root folding in rank order), and the result is unpacked with the receive type. Allreduce is
 // a direct exchange for small vectors on up to 8 ranks (forced by `linear`), otherwise
 // recursive doubling on a power-of-two number of ranks and a reduce to rank 0 and a broadcast
-// on others; reduce_scatter_block a reduce to rank 0 and a scatter.
+// on others; reduce_scatter(_block) a reduce to rank 0 and a scatter.
+//
+// A user operation (MPI_Op_create) takes the datatype's own layout, so its vectors move typed
+// (the channel packs and unpacks them) and combine in TypedBuffers, up a binomial tree over the
+// ranks as they are, rooted at rank 0: each node's vector covers ranks [r, r + span) and it
+// combines its children's, which follow it, in rank order, as an operation that does not
+// commute needs (§5.9.5); the result goes on to the root, to every rank (a broadcast) or in
+// blocks (a scatter). Commutative ones take the same path.
 #include "collectives/common.hpp"
 #include "copy.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace onesided::coll {
 using namespace detail;
@@ -22,7 +33,7 @@ struct Checked {
 };
 
 Checked checkReduce(const void* sbuf, const void* rbuf, std::size_t inCount, std::size_t outCount,
-                    const Datatype* type, Op op, bool rbufMatters) {
+                    const Datatype* type, const Reduction& op, bool rbufMatters) {
   const Datatype& t = checkType(type, "datatype");
   const int kind = reductionKind(t, op);
   const bool inplace = inPlaceArg(sbuf);
@@ -141,10 +152,143 @@ void allreduceHalving(Comm& comm, const Stream& input, int kind, Op op, std::siz
   if (out != direct) unpack(out, bytesN, rbuf, n, type);
 }
 
+/// count x t of every rank (`in`) combined in rank order at rank 0 (the tree above); the result
+/// is in `acc` at rank 0, and errors are in f (every rank finishes the protocol).
+void reduceTypedToZero(Comm& comm, const Stream& in, const Reduction& op, TypedBuffer& acc,
+                       Failure& f) {
+  const int p = comm.size();
+  const int me = comm.rank();
+  const Datatype& t = *in.type;
+  const std::size_t n = in.count;
+  auto& ch = comm.channel();
+  f.attempt([&] { localCopy(in, Stream{acc.base(), n, &t}); });
+  std::optional<TypedBuffer> child;
+  for (int mask = 1; mask < p; mask <<= 1) {
+    if ((me & mask) != 0) {
+      SendOp s{me - mask, Stream{acc.base(), n, &t}, f.errorClass()};
+      f.run(ch, {&s, 1}, {});
+      return;
+    }
+    if (me + mask >= p) continue;
+    if (!child) child.emplace(t, n);
+    RecvOp r{me + mask, Stream{child->base(), n, &t}, nullptr};
+    f.run(ch, {}, {&r, 1});
+    if (f.errorClass() == 0) {
+      // child = mine op child: the result lands in the later ranks' buffer.
+      f.attempt([&] { combineTyped(op, 0, t, acc.base(), child->base(), n); });
+      std::swap(acc, *child);
+    }
+  }
+}
+
+/// Rank 0's reduced vector (`acc`, typed) in blocks: counts[r] elements at displs[r] extents to
+/// rank r's rbuf. Poisoned by f's error, so that every rank fails rather than waits.
+void scatterTyped(Comm& comm, TypedBuffer* acc, const Datatype& t, std::span<const int> counts,
+                  std::span<const std::size_t> displs, void* rbuf, Failure& f) {
+  const int p = comm.size();
+  const int me = comm.rank();
+  auto count = [&](int r) { return static_cast<std::size_t>(counts[static_cast<std::size_t>(r)]); };
+  if (me != 0) {
+    RecvOp r{0, {rbuf, count(me), &t}, nullptr};
+    f.run(comm.channel(), {}, {&r, 1});
+    return;
+  }
+  auto block = [&](int r) { return at(acc->base(), t, static_cast<std::int64_t>(displs[r])); };
+  if (f.errorClass() == 0)
+    f.attempt([&] { localCopy({block(0), count(0), &t}, {rbuf, count(0), &t}); });
+  SendList sends;
+  for (int r = 1; r < p; ++r) sends.push_back({r, {block(r), count(r), &t}, f.errorClass()});
+  f.run(comm.channel(), sends, {});
+}
+
+/// MPI_Reduce with a user operation.
+void reduceUser(Comm& comm, const Stream& in, const Reduction& op, void* rbuf, int root) {
+  const int me = comm.rank();
+  const Datatype& t = *in.type;
+  TypedBuffer acc(t, in.count);
+  Failure f;
+  reduceTypedToZero(comm, in, op, acc, f);
+  if (root == 0) {
+    if (me == 0 && f.errorClass() == 0) {
+      f.attempt([&] { localCopy({acc.base(), in.count, &t}, {rbuf, in.count, &t}); });
+    }
+  } else {
+    comm.channel().nextCall();
+    if (me == 0) {
+      SendOp s{root, {acc.base(), in.count, &t}, f.errorClass()};
+      f.run(comm.channel(), {&s, 1}, {});
+    } else if (me == root) {
+      RecvOp r{0, {rbuf, in.count, &t}, nullptr};
+      f.run(comm.channel(), {}, {&r, 1});
+    }
+  }
+  f.rethrow();
+}
+
+/// MPI_Allreduce with a user operation: the reduce to rank 0, then a broadcast.
+void allreduceUser(Comm& comm, const Stream& in, const Reduction& op, void* rbuf) {
+  const Datatype& t = *in.type;
+  TypedBuffer acc(t, in.count);
+  Failure f;
+  reduceTypedToZero(comm, in, op, acc, f);
+  comm.channel().nextCall();
+  const bool zero = comm.rank() == 0;
+  bcastStream(comm, {zero ? acc.base() : rbuf, in.count, &t}, 0, f);
+  if (zero && f.errorClass() == 0) {
+    f.attempt([&] { localCopy({acc.base(), in.count, &t}, {rbuf, in.count, &t}); });
+  }
+  f.rethrow();
+}
+
+/// MPI_Reduce_scatter(_block): counts[r] elements to rank r, the input being their sum.
+void reduceScatterImpl(Comm& comm, const void* sbuf, void* rbuf, std::span<const int> counts,
+                       const Datatype* type, const Reduction& op) {
+  const int p = comm.size();
+  std::vector<std::size_t> displs(static_cast<std::size_t>(p));
+  std::size_t all = 0;
+  for (int r = 0; r < p; ++r) {
+    displs[static_cast<std::size_t>(r)] = all;
+    all += static_cast<std::size_t>(counts[static_cast<std::size_t>(r)]);
+  }
+  const auto n = static_cast<std::size_t>(counts[static_cast<std::size_t>(comm.rank())]);
+  auto c = checkReduce(sbuf, rbuf, all, n, type, op, true);
+  Failure f;
+  if (op.isUser()) {
+    TypedBuffer acc(*c.type, all);
+    reduceTypedToZero(comm, c.in, op, acc, f);
+    comm.channel().nextCall();
+    scatterTyped(comm, &acc, *c.type, counts, displs, rbuf, f);
+    f.rethrow();
+    return;
+  }
+  const std::byte* out = nullptr;
+  f.attempt([&] { out = reducePacked(comm, c.in, c.kind, op.op, 0); });
+  const std::size_t es = c.type->size();  // packed bytes of one element
+  comm.channel().nextCall();
+  if (comm.rank() == 0) {
+    // A failed reduce still scatters (poisoned, from scratch), so the others fail, not wait.
+    if (out == nullptr) out = comm.channel().buffer(0, bytesOf(all, *c.type));
+    if (f.errorClass() == 0) unpack(out, n * es, rbuf, n, *c.type);
+    if (p > 1) {
+      SendList sends;
+      for (int r = 1; r < p; ++r) {
+        const auto k = static_cast<std::size_t>(r);
+        sends.push_back({r, bytes(out + displs[k] * es, static_cast<std::size_t>(counts[k]) * es),
+                         f.errorClass()});
+      }
+      f.run(comm.channel(), sends, {});
+    }
+  } else {
+    RecvOp r{0, {rbuf, n, c.type}, nullptr};
+    f.run(comm.channel(), {}, {&r, 1});
+  }
+  f.rethrow();
+}
+
 }  // namespace
 
-void reduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatype* type, Op op,
-            int root) {
+void reduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatype* type,
+            const Reduction& op, int root) {
   onesided::detail::Collective guard(comm.channel());
   checkRoot(comm, root);
   checkCount(count, "count");
@@ -153,17 +297,27 @@ void reduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatype*
     throw Error(kErrBuffer, "MPI_IN_PLACE is only allowed at the root");
   const auto n = static_cast<std::size_t>(count);
   auto c = checkReduce(sbuf, rbuf, n, n, type, op, isRoot);
+  if (op.isUser()) {
+    reduceUser(comm, c.in, op, rbuf, root);
+    return;
+  }
   // The root's result lands in its receive buffer when that is one run of packed elements.
   auto* direct = isRoot && c.type->contiguous() ? static_cast<std::byte*>(rbuf) : nullptr;
-  const std::byte* out = reducePacked(comm, c.in, c.kind, op, root, direct);
+  const std::byte* out = reducePacked(comm, c.in, c.kind, op.op, root, direct);
   if (isRoot && out != direct) unpack(out, bytesOf(n, *c.type), rbuf, n, *c.type);
 }
 
-void allreduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatype* type, Op op) {
+void allreduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatype* type,
+               const Reduction& red) {
   onesided::detail::Collective guard(comm.channel());
   checkCount(count, "count");
   const auto n = static_cast<std::size_t>(count);
-  auto c = checkReduce(sbuf, rbuf, n, n, type, op, true);
+  auto c = checkReduce(sbuf, rbuf, n, n, type, red, true);
+  if (red.isUser()) {
+    allreduceUser(comm, c.in, red, rbuf);
+    return;
+  }
+  const Op op = red.op;
   const int p = comm.size();
   auto& ch = comm.channel();
   const std::size_t bytesN = bytesOf(n, *c.type);
@@ -227,35 +381,25 @@ void allreduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Dataty
 }
 
 void reduceScatterBlock(Comm& comm, const void* sbuf, void* rbuf, int rcount, const Datatype* type,
-                        Op op) {
+                        const Reduction& op) {
   onesided::detail::Collective guard(comm.channel());
   checkCount(rcount, "recvcount");
-  const int p = comm.size();
-  const auto n = static_cast<std::size_t>(rcount);
-  const std::size_t all = n * static_cast<std::size_t>(p);
-  auto c = checkReduce(sbuf, rbuf, all, n, type, op, true);
-  Failure f;
-  const std::byte* out = nullptr;
-  f.attempt([&] { out = reducePacked(comm, c.in, c.kind, op, 0); });
-  const std::size_t bb = bytesOf(n, *c.type);
-  comm.channel().nextCall();
-  if (comm.rank() == 0) {
-    // A failed reduce still scatters (poisoned, from scratch), so the others fail, not wait.
-    if (out == nullptr) out = comm.channel().buffer(0, bytesOf(all, *c.type));
-    if (f.errorClass() == 0) unpack(out, bb, rbuf, n, *c.type);
-    if (p > 1) {
-      SendList sends;
-      for (int r = 1; r < p; ++r) {
-        sends.push_back({r, bytes(out + static_cast<std::size_t>(r) * bb, bb), f.errorClass()});
-      }
-      f.run(comm.channel(), sends, {});
+  const std::vector<int> counts(static_cast<std::size_t>(comm.size()), rcount);
+  reduceScatterImpl(comm, sbuf, rbuf, counts, type, op);
+}
+
+void reduceScatter(Comm& comm, const void* sbuf, void* rbuf, const int* rcounts,
+                   const Datatype* type, const Reduction& op) {
+  onesided::detail::Collective guard(comm.channel());
+  if (rcounts == nullptr) throw Error(kErrArg, "recvcounts is NULL");
+  const auto p = static_cast<std::size_t>(comm.size());
+  for (std::size_t r = 0; r < p; ++r) {
+    if (rcounts[r] < 0) {
+      throw Error(kErrCount, "recvcounts[" + std::to_string(r) + "] " + std::to_string(rcounts[r]) +
+                                 " is negative");
     }
-    f.rethrow();
-  } else {
-    RecvOp r{0, {rbuf, n, c.type}, nullptr};
-    f.run(comm.channel(), {}, {&r, 1});
-    f.rethrow();
   }
+  reduceScatterImpl(comm, sbuf, rbuf, {rcounts, p}, type, op);
 }
 
 }  // namespace onesided::coll

@@ -17,7 +17,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
+#include <utility>
 
 #include "onesided/op.hpp"
 
@@ -61,16 +63,49 @@ void alltoall(Comm& comm, const void* sbuf, int scount, const Datatype* stype, v
 void alltoallv(Comm& comm, const void* sbuf, const int* scounts, const int* sdispls,
                const Datatype* stype, void* rbuf, const int* rcounts, const int* rdispls,
                const Datatype* rtype);
-/// MPI_Reduce with a predefined operation (kErrOp for REPLACE / NO_OP or a type it does not
-/// take); sbuf may be inPlace() at the root.
-void reduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatype* type, Op op,
-            int root);
+/// A user-defined reduction (MPI_Op_create), bound by the caller to the call's datatype:
+/// combine(in, inout, count) sets inout[i] = in[i] op inout[i] for `count` elements laid out by
+/// that datatype's type map (MPI-3.1 §5.9.5).
+struct UserOp {
+  std::function<void(const void* in, void* inout, int count)> combine;
+  /// Whether the collectives may combine in any order; if not, they combine in rank order
+  /// (rank 0's elements first), grouping as they like (op is associative).
+  bool commutative = false;
+};
+
+/// The operation of a reduction: a predefined Op, or a user function.
+struct Reduction {
+  Reduction(Op o) : op(o) {}  // NOLINT(google-explicit-constructor): an Op is a reduction
+  explicit Reduction(UserOp u) : user(std::move(u)) {}
+  [[nodiscard]] bool isUser() const noexcept { return static_cast<bool>(user.combine); }
+  Op op = Op::kNoOp;  ///< when !isUser()
+  UserOp user;
+};
+
+/// MPI_Reduce (kErrOp for REPLACE / NO_OP or a predefined operation that does not take the
+/// type; user operations take any committed type); sbuf may be inPlace() at the root.
+void reduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatype* type,
+            const Reduction& op, int root);
 /// MPI_Allreduce; sbuf may be inPlace().
-void allreduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatype* type, Op op);
+void allreduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatype* type,
+               const Reduction& op);
 /// MPI_Reduce_scatter_block: block r (rcount elements) of the reduced p * rcount to rank r;
 /// sbuf may be inPlace() (the input is then rbuf's p * rcount elements).
 void reduceScatterBlock(Comm& comm, const void* sbuf, void* rbuf, int rcount, const Datatype* type,
-                        Op op);
+                        const Reduction& op);
+/// MPI_Reduce_scatter: rcounts[r] elements of the reduced sum of rcounts to rank r, in rank
+/// order; sbuf may be inPlace() (the input is then rbuf's sum of rcounts elements).
+void reduceScatter(Comm& comm, const void* sbuf, void* rbuf, const int* rcounts,
+                   const Datatype* type, const Reduction& op);
+/// MPI_Scan: rank r receives the reduction of ranks 0..r's vectors; sbuf may be inPlace().
+void scan(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatype* type,
+          const Reduction& op);
+/// MPI_Exscan: rank r > 0 receives the reduction of ranks 0..r-1's vectors; rank 0's rbuf is
+/// left as it is. sbuf may be inPlace().
+void exscan(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatype* type,
+            const Reduction& op);
+/// MPI_Reduce_local: inout = in op inout, element by element (checks as the collectives do).
+void reduceLocal(const void* in, void* inout, int count, const Datatype* type, const Reduction& op);
 
 }  // namespace coll
 }  // namespace onesided

@@ -13,17 +13,6 @@ const Datatype* typeIf(bool significant, MPI_Datatype t) {
   return significant ? &datatype(t) : nullptr;
 }
 
-Op reductionOp(MPI_Op op) {
-  if (op == MPI_OP_NULL) throw Error(MPI_ERR_OP, "op is MPI_OP_NULL");
-  if (op < MPI_MAX || op > MPI_MAXLOC) {
-    if (op == MPI_REPLACE || op == MPI_NO_OP) {
-      throw Error(MPI_ERR_OP, std::string(opName(op)) + " is only for accumulate operations");
-    }
-    throw Error(MPI_ERR_OP, "invalid op handle " + std::to_string(op));
-  }
-  return static_cast<Op>(op);
-}
-
 bool isRoot(Comm& c, int root) { return c.rank() == root; }
 
 }  // namespace
@@ -138,8 +127,8 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datat
   return call("MPI_Reduce", On::comm(comm), [&] {
     auto& c = capi::comm(comm);
     const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
-    coll::reduce(c, sendbuf, recvbuf, count, &capi::datatype(datatype), capi::reductionOp(op),
-                 root);
+    coll::reduce(c, sendbuf, recvbuf, count, &capi::datatype(datatype),
+                 capi::reduction(op, datatype), root);
   });
 }
 
@@ -148,7 +137,8 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
   return call("MPI_Allreduce", On::comm(comm), [&] {
     auto& c = capi::comm(comm);
     const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
-    coll::allreduce(c, sendbuf, recvbuf, count, &capi::datatype(datatype), capi::reductionOp(op));
+    coll::allreduce(c, sendbuf, recvbuf, count, &capi::datatype(datatype),
+                    capi::reduction(op, datatype));
   });
 }
 
@@ -158,7 +148,37 @@ int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
     auto& c = capi::comm(comm);
     const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
     coll::reduceScatterBlock(c, sendbuf, recvbuf, recvcount, &capi::datatype(datatype),
-                             capi::reductionOp(op));
+                             capi::reduction(op, datatype));
+  });
+}
+
+int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return call("MPI_Reduce_scatter", On::comm(comm), [&] {
+    auto& c = capi::comm(comm);
+    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
+    coll::reduceScatter(c, sendbuf, recvbuf, recvcounts, &capi::datatype(datatype),
+                        capi::reduction(op, datatype));
+  });
+}
+
+int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+             MPI_Comm comm) {
+  return call("MPI_Scan", On::comm(comm), [&] {
+    auto& c = capi::comm(comm);
+    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
+    coll::scan(c, sendbuf, recvbuf, count, &capi::datatype(datatype),
+               capi::reduction(op, datatype));
+  });
+}
+
+int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm) {
+  return call("MPI_Exscan", On::comm(comm), [&] {
+    auto& c = capi::comm(comm);
+    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
+    coll::exscan(c, sendbuf, recvbuf, count, &capi::datatype(datatype),
+                 capi::reduction(op, datatype));
   });
 }
 

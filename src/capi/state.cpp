@@ -70,8 +70,22 @@ std::shared_ptr<Datatype>& derivedEntry(MPI_Datatype type) {
 }
 
 void throwBadOp(MPI_Op o) {
-  throw Error(MPI_ERR_OP, o == MPI_OP_NULL ? std::string("MPI_OP_NULL is not an operation")
-                                           : "invalid operation handle " + std::to_string(o));
+  if (o == MPI_OP_NULL) throw Error(MPI_ERR_OP, "MPI_OP_NULL is not an operation");
+  if (userOp(o) != nullptr) {
+    throw Error(MPI_ERR_OP, "operation " + std::to_string(o) +
+                                " is user-defined (MPI_Op_create); RMA operations take "
+                                "predefined ones only");
+  }
+  if (o >= kFirstUserOp && static_cast<std::size_t>(o - kFirstUserOp) < state().userOps.size()) {
+    throw Error(MPI_ERR_OP, "operation handle " + std::to_string(o) + " was freed");
+  }
+  throw Error(MPI_ERR_OP, "invalid operation handle " + std::to_string(o));
+}
+
+UserOpEntry* userOp(MPI_Op o) noexcept {
+  auto& ops = state().userOps;
+  if (o < kFirstUserOp || static_cast<std::size_t>(o - kFirstUserOp) >= ops.size()) return nullptr;
+  return ops[static_cast<std::size_t>(o - kFirstUserOp)].get();
 }
 
 void requireArg(const void* p, const char* what) {

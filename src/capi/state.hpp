@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "onesided/collectives.hpp"
 #include "onesided/comm.hpp"
 #include "onesided/context.hpp"
 #include "onesided/datatype.hpp"
@@ -62,6 +63,12 @@ struct RequestEntry {
   Window::Ticket ticket;
 };
 
+/// An operation made by MPI_Op_create.
+struct UserOpEntry {
+  MPI_User_function* fn = nullptr;
+  bool commutative = false;
+};
+
 struct State {
   bool initialized = false;
   bool finalized = false;
@@ -91,7 +98,13 @@ struct State {
   // only live requests take memory.
   std::unordered_map<MPI_Request, RequestEntry> requests;
   MPI_Request nextRequest = 1;
+  // User-defined operations: handle kFirstUserOp + i is userOps[i]; freed slots are null and
+  // never reused, so a stale handle is always MPI_ERR_OP.
+  std::vector<std::unique_ptr<UserOpEntry>> userOps;
 };
+
+/// Handles of user-defined operations start here (predefined ones are below kNumOps).
+constexpr MPI_Op kFirstUserOp = 64;
 
 /// Handles of derived datatypes start here (predefined ones are below).
 constexpr MPI_Datatype kFirstDerivedType = 1024;
@@ -215,6 +228,12 @@ inline Op op(MPI_Op o) {
     throwBadOp(o);
   return static_cast<Op>(o);
 }
+/// A live user-defined operation's entry, or nullptr when `o` is not one (never throws).
+UserOpEntry* userOp(MPI_Op o) noexcept;
+/// The operation of a reduction on `datatype` (a collective, MPI_Reduce_local): a predefined
+/// one from MPI_MAX to MPI_MAXLOC, or a user-defined one bound to the datatype's handle (which
+/// its function receives); MPI_ERR_OP naming anything else.
+coll::Reduction reduction(MPI_Op o, MPI_Datatype datatype);
 /// MPI_Get_accumulate's origin type: with MPI_NO_OP the origin arguments are ignored, whatever
 /// they are (MPI-3.1 §11.3.4), so the target's type stands in for it.
 inline const Datatype& accOriginType(Op o, MPI_Datatype origin, MPI_Datatype target) {

@@ -156,6 +156,113 @@ TEST_P(Collectives, FamiliesOnWorldSplitAndDup) {
   });
 }
 
+// A user operation that does not commute (composing affine maps x -> a x + b, mod 2^64: "in,
+// then inout") on elements {a, gap, b} (a vector type with extent 24), through every reduction
+// that takes one: the results are the ranks' maps composed in rank order, and the gap words stay
+// untouched. Then the scans with a predefined operation on a gapped type.
+TEST_P(Collectives, UserOperationInRankOrder) {
+  auto [transport, n, alg, chunk] = GetParam();
+  spawn(n, transport, [&](Context& ctx) {
+    Comm& c = ctx.world();
+    const int p = c.size();
+    const int me = c.rank();
+    constexpr std::uint64_t kGap = 0x5a5a5a5a5a5a5a5aULL;
+    auto elem = Datatype::vector(2, 1, 2, datatypeOf<std::uint64_t>());
+    elem->commit();
+    int calls = 0;
+    coll::UserOp compose;
+    compose.combine = [&calls](const void* in, void* inout, int count) {
+      ++calls;
+      const auto* x = static_cast<const std::uint64_t*>(in);
+      auto* y = static_cast<std::uint64_t*>(inout);
+      for (int i = 0; i < count; ++i, x += 3, y += 3) {
+        y[2] = y[0] * x[2] + y[2];
+        y[0] = x[0] * y[0];
+      }
+    };
+    const coll::Reduction op(compose);
+    auto va = [](int r, int i) { return static_cast<std::uint64_t>(2 * r + 3 + 5 * i); };
+    auto vb = [](int r, int i) { return static_cast<std::uint64_t>(7 * r + i + 1); };
+    auto fill = [&](std::vector<std::uint64_t>& b, int count, int r) {
+      b.assign(static_cast<std::size_t>(count) * 3 + 3, kGap);
+      for (int i = 0; i < count; ++i) {
+        b[static_cast<std::size_t>(i) * 3] = va(r, i);
+        b[static_cast<std::size_t>(i) * 3 + 2] = vb(r, i);
+      }
+    };
+    // Elements [0, count) of b against ranks lo..hi composed, element first + i.
+    auto expect = [&](const char* what, const std::vector<std::uint64_t>& b, int count, int lo,
+                      int hi, int first) {
+      for (int i = 0; i < count; ++i) {
+        std::uint64_t a = 1, bb = 0;
+        for (int r = lo; r <= hi; ++r) {
+          bb = va(r, first + i) * bb + vb(r, first + i);
+          a *= va(r, first + i);
+        }
+        const auto k = static_cast<std::size_t>(i) * 3;
+        ASSERT_EQ(b[k], a) << what << " element " << i;
+        ASSERT_EQ(b[k + 2], bb) << what << " element " << i;
+        ASSERT_EQ(b[k + 1], kGap) << what << " gap of element " << i;
+      }
+    };
+    std::vector<std::uint64_t> in, out;
+    for (const int count : {1, 700}) {  // 700 x 16 packed bytes: many chunks
+      for (int root = 0; root < p; ++root) {
+        fill(in, count, me);
+        fill(out, count, -1);
+        coll::reduce(c, in.data(), out.data(), count, elem.get(), op, root);
+        if (me == root) expect("reduce", out, count, 0, p - 1, 0);
+      }
+      fill(in, count, me);
+      coll::allreduce(c, coll::inPlace(), in.data(), count, elem.get(), op);
+      expect("allreduce in place", in, count, 0, p - 1, 0);
+      fill(in, count, me);
+      fill(out, count, -1);
+      coll::scan(c, in.data(), out.data(), count, elem.get(), op);
+      expect("scan", out, count, 0, me, 0);
+      coll::exscan(c, in.data(), out.data(), count, elem.get(), op);
+      // Rank 0's buffer keeps the scan's result, its own map.
+      expect("exscan", out, count, 0, me == 0 ? 0 : me - 1, 0);
+      // Reduce_scatter: rank r gets r % 3 * count / 2 elements.
+      std::vector<int> counts(static_cast<std::size_t>(p));
+      int total = 0, first = 0;
+      for (int r = 0; r < p; ++r) {
+        counts[static_cast<std::size_t>(r)] = r % 3 * count / 2;
+        if (r < me) first += counts[static_cast<std::size_t>(r)];
+        total += counts[static_cast<std::size_t>(r)];
+      }
+      fill(in, total, me);
+      fill(out, count, -1);
+      coll::reduceScatter(c, in.data(), out.data(), counts.data(), elem.get(), op);
+      expect("reduce_scatter", out, counts[static_cast<std::size_t>(me)], 0, p - 1, first);
+    }
+    if (p > 1 && me == 0) {
+      EXPECT_GT(calls, 0);
+    }
+    // Scans with a predefined operation, on ints with a gap after each.
+    auto gapped = Datatype::vector(1, 1, 2, intType());
+    auto every2 = Datatype::resized(0, 2 * sizeof(int), *gapped);
+    every2->commit();
+    int iv[6] = {me + 1, -9, 10 * me, -9, me, -9};
+    int ir[6] = {-1, -2, -1, -2, -1, -2};
+    coll::scan(c, iv, ir, 3, every2.get(), Op::kSum);
+    ASSERT_EQ(ir[0], (me + 1) * (me + 2) / 2);
+    ASSERT_EQ(ir[2], 10 * me * (me + 1) / 2);
+    ASSERT_EQ(ir[4], me * (me + 1) / 2);
+    ASSERT_EQ(ir[1], -2);
+    ASSERT_EQ(ir[3], -2);
+    coll::exscan(c, coll::inPlace(), iv, 3, every2.get(), Op::kMax);
+    if (me > 0) {
+      ASSERT_EQ(iv[0], me);
+      ASSERT_EQ(iv[2], 10 * (me - 1));
+      ASSERT_EQ(iv[4], me - 1);
+    } else {
+      ASSERT_EQ(iv[0], 1);
+    }
+    ASSERT_EQ(iv[1], -9);
+  });
+}
+
 // The v-collectives with random counts (zeros included) and gapped displacements on a random
 // split, against the serial answer; every rank draws the same numbers from the printed seed.
 TEST_P(Collectives, RandomVariants) {
