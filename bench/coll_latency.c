@@ -6,13 +6,16 @@
  * same source builds with onesided and with Open MPI (mpicc.openmpi).
  *
  *   coll_latency --coll gather|gatherv|scatter|scatterv|alltoall|alltoallv|bcast|allreduce|
- *                       allgather|reduce|barrier
+ *                       allgather|reduce|barrier|scan|exscan|reduce_scatter_block|
+ *                       allreduce_user
  *                [--min-bytes 8] [--max-bytes 1048576] [--iters 200] [--repeats 5]
  *                [--label onesided] [--no-verify] [--alloc-mem]
  *
  * Sizes are the bytes one rank sends to one other (OSU's convention); x4 steps. --verify
  * (default) checks the result of the last iteration of each size. --alloc-mem takes the send and
- * receive buffers from MPI_Alloc_mem instead of malloc (rows get "alloc_mem":1). */
+ * receive buffers from MPI_Alloc_mem instead of malloc (rows get "alloc_mem":1). The reductions
+ * (allreduce, reduce, scan, exscan, reduce_scatter_block: n bytes of MPI_INT per rank, or per
+ * block) sum with MPI_SUM; allreduce_user sums with an operation made by MPI_Op_create. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +25,19 @@ static const char* coll = "gather";
 static size_t min_bytes = 8, max_bytes = 1 << 20;
 static int iters = 200, repeats = 5, verify = 1, alloc_mem = 0;
 static const char* label = "mpi";
+
+static MPI_Op user_sum = MPI_OP_NULL;
+
+static void isum(void* in, void* inout, int* len, MPI_Datatype* dt) {
+  (void)dt;
+  for (int i = 0; i < *len; ++i) ((int*)inout)[i] += ((const int*)in)[i];
+}
+
+static int is_reduction(void) {
+  return !strcmp(coll, "allreduce") || !strcmp(coll, "reduce") || !strcmp(coll, "scan") ||
+         !strcmp(coll, "exscan") || !strcmp(coll, "reduce_scatter_block") ||
+         !strcmp(coll, "allreduce_user");
+}
 
 static int cmp_double(const void* a, const void* b) {
   double x = *(const double*)a, y = *(const double*)b;
@@ -53,6 +69,14 @@ static void once(char* s, char* r, int n, int p, int* counts, int* displs) {
     MPI_Reduce(s, r, n / 4, MPI_INT, MPI_SUM, 0, w);
   } else if (!strcmp(coll, "barrier")) {
     MPI_Barrier(w);
+  } else if (!strcmp(coll, "scan")) {
+    MPI_Scan(s, r, n / 4, MPI_INT, MPI_SUM, w);
+  } else if (!strcmp(coll, "exscan")) {
+    MPI_Exscan(s, r, n / 4, MPI_INT, MPI_SUM, w);
+  } else if (!strcmp(coll, "reduce_scatter_block")) {
+    MPI_Reduce_scatter_block(s, r, n / 4, MPI_INT, MPI_SUM, w);
+  } else if (!strcmp(coll, "allreduce_user")) {
+    MPI_Allreduce(s, r, n / 4, MPI_INT, user_sum, w);
   }
   (void)p;
 }
@@ -79,17 +103,29 @@ static int check(const char* s, const char* r, int n, int p, int me) {
       for (int k = 0; k < n; ++k) bad += u[(size_t)i * n + k] != pat(i, i, (size_t)k);
   } else if (!strcmp(coll, "bcast")) {
     for (int k = 0; k < n; ++k) bad += (unsigned char)s[k] != pat(0, 0, (size_t)k);
-  } else if (!strcmp(coll, "allreduce") || (!strcmp(coll, "reduce") && me == 0)) {
+  } else if (!strcmp(coll, "allreduce") || !strcmp(coll, "allreduce_user") ||
+             (!strcmp(coll, "reduce") && me == 0)) {
     const int* x = (const int*)r;
     for (int k = 0; k < n / 4; ++k) bad += x[k] != p * (p - 1) / 2 + p * k;
+  } else if (!strcmp(coll, "scan")) {
+    const int* x = (const int*)r;
+    for (int k = 0; k < n / 4; ++k) bad += x[k] != me * (me + 1) / 2 + (me + 1) * k;
+  } else if (!strcmp(coll, "exscan") && me > 0) {
+    const int* x = (const int*)r;
+    for (int k = 0; k < n / 4; ++k) bad += x[k] != (me - 1) * me / 2 + me * k;
+  } else if (!strcmp(coll, "reduce_scatter_block")) {
+    const int* x = (const int*)r;
+    const int b = n / 4;
+    for (int k = 0; k < b; ++k) bad += x[k] != p * (p - 1) / 2 + p * (me * b + k);
   }
   return bad;
 }
 
 static void fill(char* s, int n, int p, int me) {
-  if (!strcmp(coll, "allreduce") || !strcmp(coll, "reduce")) {
+  if (is_reduction()) {
     int* x = (int*)s;
-    for (int k = 0; k < n / 4; ++k) x[k] = me + k;
+    const int all = (!strcmp(coll, "reduce_scatter_block") ? p : 1) * (n / 4);
+    for (int k = 0; k < all; ++k) x[k] = me + k;
     return;
   }
   const int blocks = (!strcmp(coll, "gather") || !strcmp(coll, "gatherv") ||
@@ -130,6 +166,7 @@ int main(int argc, char** argv) {
   int p, me;
   MPI_Comm_size(MPI_COMM_WORLD, &p);
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Op_create(isum, 1, &user_sum);
   const int is_barrier = !strcmp(coll, "barrier");
   if (is_barrier) min_bytes = max_bytes = 0;
   char* s = NULL;
@@ -195,6 +232,7 @@ int main(int argc, char** argv) {
   free(counts);
   free(displs);
   free(batch);
+  MPI_Op_free(&user_sum);
   MPI_Finalize();
   return failed;
 }

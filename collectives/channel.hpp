@@ -130,6 +130,9 @@ struct RecvOp {
   /// (`dst` packed bytes; foldBase may be dst.buf; null: no fold). Folding receives of a phase
   /// complete in list order, so a result never depends on which sender was first, and none
   /// writes before all have checked their senders' sizes: after a mismatch dst is untouched.
+  /// So each sender of a phase's folds must have its stream under way without waiting for any
+  /// other fold (a tree's children send one stream each): an exchange where every rank sends
+  /// p - 1 streams, ONESIDED_COLL_INFLIGHT of them at a time, deadlocks folding them.
   const std::byte* foldBase = nullptr;
   Op foldOp = Op::kNoOp;
   int foldKind = 0;

@@ -163,23 +163,34 @@ inline Callback ownCopy(Failure& f, std::size_t bytes, Callback own) {
 
 /// Memory for `count` elements of `t` laid out as a program's buffer of them would be (gaps
 /// included): what reductions with user operations and scans combine in, since a user function
-/// takes the datatype's layout, not packed elements.
+/// takes the datatype's layout, not packed elements. For a contiguous type (whose layout is its
+/// packed bytes) one of the channel's scratch buffers when a slot is given, else its own memory.
 class TypedBuffer {
  public:
-  TypedBuffer(const Datatype& t, std::size_t count) {
-    std::int64_t hi = 0;
-    widen(t, 0, count, lo_, hi);
-    mem_.resize(static_cast<std::size_t>(hi - lo_));
+  TypedBuffer(const Datatype& t, std::size_t count) { allocate(t, count); }
+  TypedBuffer(Channel& ch, std::size_t slot, const Datatype& t, std::size_t count) {
+    if (t.contiguous()) {
+      base_ = ch.buffer(slot, bytesOf(count, t));
+    } else {
+      allocate(t, count);
+    }
   }
   /// Where element 0 starts (its type map's offsets are relative to this).
-  [[nodiscard]] void* base() noexcept {
-    return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(mem_.data()) -  // NOLINT
-                                   static_cast<std::uintptr_t>(lo_));
+  [[nodiscard]] void* base() const noexcept { return base_; }
+  [[nodiscard]] Stream stream(std::size_t count, const Datatype& t) const {
+    return {base_, count, &t};
   }
 
  private:
-  std::vector<std::byte> mem_;
-  std::int64_t lo_ = 0;
+  void allocate(const Datatype& t, std::size_t count) {
+    std::int64_t lo = 0, hi = 0;
+    widen(t, 0, count, lo, hi);
+    mem_.resize(static_cast<std::size_t>(hi - lo));
+    base_ = reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(mem_.data()) -  // NOLINT
+                                    static_cast<std::uintptr_t>(lo));
+  }
+  std::vector<std::byte> mem_;  // moves keep its data where it is, so base_ stays valid
+  void* base_ = nullptr;
 };
 
 /// The checks of a reduction's operation and type: for a predefined operation the kind it runs

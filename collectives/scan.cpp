@@ -4,9 +4,11 @@
 // combination of ranks [r - 2^k + 1, r] it holds to rank r + 2^k and combines what rank r - 2^k
 // writes, which covers the ranks just below, in front of it; after ceil(log2 p) rounds rank r
 // holds ranks 0..r. The exclusive scan keeps a second vector, of what arrived only. Vectors
-// move typed and combine in the datatype's layout (TypedBuffer), so user operations that do
-// not commute get rank order and predefined ones take the same path (a scan's vectors are
-// combined once per round at every rank, so packing them buys nothing).
+// move typed and combine in the datatype's layout (TypedBuffer: the channel's scratch for a
+// contiguous type), so user operations that do not commute get rank order and predefined ones
+// take the same path (a scan's vectors are combined once per round at every rank, so packing
+// them buys nothing). The input is sent as it is, and the inclusive scan's last fold lands in
+// the receive buffer.
 #include <optional>
 #include <string>
 #include <utility>
@@ -27,52 +29,58 @@ void scanImpl(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatyp
   const auto n = static_cast<std::size_t>(count);
   const bool inplace = inPlaceArg(sbuf);
   if (!inplace) {
-    std::int64_t slo = 0, shi = 0, rlo = 0, rhi = 0;
-    widen(t, 0, n, slo, shi);
-    widen(t, 0, n, rlo, rhi);
-    checkNoAlias(sbuf, slo, shi, rbuf, rlo, rhi, "sendbuf", "recvbuf");
+    std::int64_t lo = 0, hi = 0;
+    widen(t, 0, n, lo, hi);
+    checkNoAlias(sbuf, lo, hi, rbuf, lo, hi, "sendbuf", "recvbuf");
   }
   const int p = comm.size();
   const int me = comm.rank();
   auto& ch = comm.channel();
-  auto typed = [&](TypedBuffer& b) { return Stream{b.base(), n, &t}; };
+  const void* input = inplace ? rbuf : sbuf;
   Failure f;
-  // partial: ranks [me - 2^k + 1, me] combined; got: what the rank 2^k below wrote; excl: the
-  // ranks below this one combined so far (exclusive scan).
-  TypedBuffer partial(t, n);
-  f.attempt([&] { localCopy({inplace ? rbuf : sbuf, n, &t}, typed(partial)); });
-  std::optional<TypedBuffer> got;
-  std::optional<TypedBuffer> excl;
+  // cur: ranks [me - 2^k + 1, me] combined, at first the input itself (sent as it is); partial:
+  // where it is kept once combined; got: what the rank 2^k below wrote; excl: the ranks below
+  // this one combined so far (exclusive scan).
+  const void* cur = input;
+  TypedBuffer partial(ch, 0, t, n);
+  TypedBuffer got(ch, 1, t, me > 0 ? n : 0);
+  TypedBuffer excl(ch, 2, t, exclusive && me > 0 ? n : 0);
+  bool haveExcl = false;
+  // dst = got op cur, where dst may be cur.
+  auto fold = [&](void* dst) {
+    if (dst != cur) localCopy({cur, n, &t}, {dst, n, &t});
+    combineTyped(op, kind, t, got.base(), dst, n);
+    cur = dst;
+  };
   for (int mask = 1; mask < p; mask <<= 1) {
     SendList sends;
     RecvList recvs;
-    if (me + mask < p) sends.push_back({me + mask, typed(partial), f.errorClass()});
+    if (me + mask < p) sends.push_back({me + mask, {cur, n, &t}, f.errorClass()});
     const bool receives = me - mask >= 0;
-    if (receives) {
-      if (!got) got.emplace(t, n);
-      recvs.push_back({me - mask, typed(*got), nullptr});
-    }
+    if (receives) recvs.push_back({me - mask, got.stream(n, t), nullptr});
     f.run(ch, sends, recvs);
     if (!receives || f.errorClass() != 0) continue;
     f.attempt([&] {
-      const bool more = me + 2 * mask < p;  // partial goes on to a later round
-      if (exclusive) {
-        if (!excl) {
-          if (more) combineTyped(op, kind, t, got->base(), partial.base(), n);
-          excl.emplace(std::move(*got));
-          got.reset();
-          return;
-        }
-        combineTyped(op, kind, t, got->base(), excl->base(), n);
+      if (!exclusive) {
+        // The last fold (no rank further below) lands in the receive buffer, whose input (in
+        // place) is folded or sent by now; later rounds may still send it.
+        fold(me - 2 * mask < 0 ? rbuf : partial.base());
+        return;
       }
-      if (more || !exclusive) combineTyped(op, kind, t, got->base(), partial.base(), n);
+      if (me + 2 * mask < p) fold(partial.base());  // cur goes on to a later round
+      if (!haveExcl) {
+        std::swap(excl, got);
+        haveExcl = true;
+      } else {
+        combineTyped(op, kind, t, got.base(), excl.base(), n);
+      }
     });
   }
   if (f.errorClass() == 0) {
-    if (!exclusive) {
-      f.attempt([&] { localCopy(typed(partial), {rbuf, n, &t}); });
-    } else if (excl) {
-      f.attempt([&] { localCopy(typed(*excl), {rbuf, n, &t}); });
+    if (!exclusive && cur != rbuf) {
+      f.attempt([&] { localCopy({cur, n, &t}, {rbuf, n, &t}); });
+    } else if (exclusive && haveExcl) {
+      f.attempt([&] { localCopy(excl.stream(n, t), {rbuf, n, &t}); });
     }
   }
   f.rethrow();

@@ -17,7 +17,13 @@ fi
 
 # stage NAME: a stage's header, with the seconds since the start (CI allows 90 minutes in all;
 # the times show which stage to trim when a run nears it).
-stage() { echo "== $* [at $SECONDS s]"; }
+# Each stage's start is kept for the summary, which lists them (a CI log is often read from its
+# end only).
+stage() {
+  echo "== $* [at $SECONDS s]"
+  timeline+="  at ${SECONDS} s: ${*%%(*}"$'\n'
+}
+timeline=""
 status=0
 failures=()
 details=""  # the last lines of each failed test's output, printed after the summary's list
@@ -55,11 +61,16 @@ stage "cluster (tests/cluster): mpirun, srun --mpi=pmix on one node and on 3 nam
 # first one's output (a CI log is often read from its last lines only).
 if ! timeout -k 30 900 bash "$here/tests/cluster/run.sh" "$build" 2>&1 | tee "$build/cluster.log"; then
   failed "cluster (tests/cluster/run.sh)"
-  details+="cluster: $(grep -cE '^ +FAIL ' "$build/cluster.log") failed steps:"$'\n'
+  details+="cluster: $(grep -cE '^  FAIL  ' "$build/cluster.log") failed steps:"$'\n'
   details+="$(grep -E '^ +FAIL ' "$build/cluster.log" | head -n 8)"$'\n'
   details+="the first one's output (its last lines):"$'\n'
-  details+="$(awk '/^ +FAIL /{on=1; next} on && /^ +(ok|FAIL) /{exit} on' "$build/cluster.log" |
-    tail -n 14)"$'\n'
+  # A step's own line starts with two spaces. The salloc step's sub-steps are further in, each
+  # failed one followed by the end of its output: that output, when there is one.
+  details+="$(awk '/^  FAIL  /{on=1; next} on && /^  (ok|FAIL)  /{exit}
+    on && /^ +(ok|FAIL) [^ ]/ {sub_on = $0 ~ /FAIL/; if (sub_on) {n = 0}; next}
+    on {all[++m] = $0} on && sub_on {part[++n] = $0; if (n > best) {best = n; for (i = 1; i <= n; ++i) keep[i] = part[i]}}
+    END {if (best > 0) for (i = 1; i <= best; ++i) print keep[i]; else for (i = 1; i <= m; ++i) print all[i]}' \
+    "$build/cluster.log" | tail -n 40)"$'\n'
 fi
 
 stage "soft-RoCE VM (tests/rxe): the suites over the verbs transport and UCX on rxe0"
@@ -67,7 +78,7 @@ stage "soft-RoCE VM (tests/rxe): the suites over the verbs transport and UCX on 
 # from the host's root over 9p. About 20 minutes on 2 cores where the VM is fast (4 in the unit
 # suites, 5 for the programs on verbs, 11 for them on UCX over rxe0); on hosts where it runs the
 # programs about six times slower, suite.sh starts no chunk of tests after ONESIDED_RXE_BUDGET
-# (1800 s), the programs' other rank counts last, and names what it left out. The VM's limit
+# (1500 s), the programs' other rank counts last, and names what it left out. The VM's limit
 # only guards against a hang.
 rm -f "$build/rxe-failures.txt" "$build/rxe-failed-tails.txt"
 if ! bash "$here/tests/rxe/vm.sh" --timeout 3000 -- "$here/tests/rxe/suite.sh" "$build"; then
@@ -116,5 +127,6 @@ if [ "$status" -ne 0 ]; then
 else
   echo "all stages passed"
 fi
+printf 'stages started:\n%s' "$timeline"
 echo "took $SECONDS s"
 exit "$status"

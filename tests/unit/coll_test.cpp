@@ -235,6 +235,17 @@ TEST_P(Collectives, UserOperationInRankOrder) {
       fill(out, count, -1);
       coll::reduceScatter(c, in.data(), out.data(), counts.data(), elem.get(), op);
       expect("reduce_scatter", out, counts[static_cast<std::size_t>(me)], 0, p - 1, first);
+      // The same blocks with a predefined operation (one exchange, or reduce and scatter).
+      std::vector<long> lin(static_cast<std::size_t>(total) + 1),
+          lout(static_cast<std::size_t>(count) + 1, -1);
+      for (int k = 0; k < total; ++k) lin[static_cast<std::size_t>(k)] = me * 100000L + k;
+      coll::reduceScatter(c, lin.data(), lout.data(), counts.data(), &datatypeOf<long>(), Op::kSum);
+      for (int k = 0; k < counts[static_cast<std::size_t>(me)]; ++k) {
+        ASSERT_EQ(lout[static_cast<std::size_t>(k)],
+                  100000L * p * (p - 1) / 2 + static_cast<long>(p) * (first + k))
+            << "predefined reduce_scatter element " << k;
+      }
+      ASSERT_EQ(lout[static_cast<std::size_t>(counts[static_cast<std::size_t>(me)])], -1);
     }
     if (p > 1 && me == 0) {
       EXPECT_GT(calls, 0);
