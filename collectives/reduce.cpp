@@ -205,7 +205,52 @@ void reduceUser(Comm& comm, const Stream& in, const Reduction& op, void* rbuf, i
   f.rethrow();
 }
 
-/// MPI_Allreduce with a user operation. On a power-of-two number of ranks recursive doubling:
+/// Reduce_scatter with a user operation: every rank writes block r of its input (counts[r]
+/// elements at displs[r] extents) to rank r, a staggered schedule, and combines the p blocks of
+/// its own in rank order into `out`, which is written only once the exchange is over (it may
+/// be the block's place in the input: allreduceUser in place).
+void reduceScatterUser(Comm& comm, const Stream& in, std::span<const int> counts,
+                       std::span<const std::size_t> displs, const Reduction& op, void* out) {
+  const int p = comm.size();
+  const int me = comm.rank();
+  const Datatype& t = *in.type;
+  auto& ch = comm.channel();
+  auto block = [&](int r) {
+    const auto k = static_cast<std::size_t>(r);
+    return Stream{at(in.buf, t, static_cast<std::int64_t>(displs[k])),
+                  static_cast<std::size_t>(counts[k]), &t};
+  };
+  const auto n = static_cast<std::size_t>(counts[static_cast<std::size_t>(me)]);
+  SendList sends;
+  RecvList recvs;
+  std::vector<TypedBuffer> parts;
+  parts.reserve(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r)
+    parts.emplace_back(ch, 3 + static_cast<std::size_t>(r), t, r == me ? 0 : n);
+  for (int d = 1; d < p; ++d) {
+    const int from = (me - d + p) % p;
+    sends.push_back({(me + d) % p, block((me + d) % p), 0});
+    recvs.push_back({from, parts[static_cast<std::size_t>(from)].stream(n, t), nullptr});
+  }
+  Failure f;
+  f.run(ch, sends, recvs);
+  f.rethrow();
+  // acc = v0 op (v1 op (... op v(p-1))): from the top down, each in front of the rest.
+  TypedBuffer acc(ch, 0, t, n);
+  auto part = [&](int r) {
+    return r == me ? block(me) : parts[static_cast<std::size_t>(r)].stream(n, t);
+  };
+  localCopy(part(p - 1), acc.stream(n, t));
+  for (int r = p - 2; r >= 0; --r) combineTyped(op, 0, t, part(r).buf, acc.base(), n);
+  localCopy(acc.stream(n, t), {out, n, &t});
+}
+
+/// From this many bytes a user operation's allreduce on more than 2 ranks is a reduce_scatter
+/// and an allgather.
+constexpr std::size_t kUserSplitFrom = std::size_t{16} << 10;
+
+/// MPI_Allreduce with a user operation. Large vectors on more than 2 ranks: a reduce_scatter
+/// and an allgather. Otherwise, on a power-of-two number of ranks recursive doubling:
 /// in round k a rank swaps its vector (ranks [b, b + 2^k) combined) with rank ^ 2^k, whose
 /// vector covers the ranks next to them, and both combine the lower ranks' vector in front, so
 /// every rank ends with the same bits in rank order, after log2 p exchanges. Otherwise, small
@@ -217,6 +262,26 @@ void allreduceUser(Comm& comm, const Stream& in, const Reduction& op, void* rbuf
   const Datatype& t = *in.type;
   const std::size_t n = in.count;
   auto& ch = comm.channel();
+  const Alg alg = forcedAlg(comm);
+  if (p > 2 && n >= static_cast<std::size_t>(p) && alg == Alg::kAuto &&
+      bytesOf(n, t) >= kUserSplitFrom) {
+    // Blocks of n / p elements combined in rank order at their ranks, then gathered by all:
+    // each rank sends and receives 2 (p - 1) / p of a vector, against log2 p vectors.
+    std::vector<int> counts(static_cast<std::size_t>(p));
+    std::vector<int> displs(static_cast<std::size_t>(p));
+    std::vector<std::size_t> offs(static_cast<std::size_t>(p));
+    for (std::size_t r = 0, off = 0; r < counts.size(); ++r) {
+      counts[r] = static_cast<int>(n / counts.size() + (r < n % counts.size() ? 1 : 0));
+      displs[r] = static_cast<int>(off);
+      offs[r] = off;
+      off += static_cast<std::size_t>(counts[r]);
+    }
+    reduceScatterUser(comm, in, counts, offs, op,
+                      at(rbuf, t, displs[static_cast<std::size_t>(me)]));
+    ch.nextCall();
+    allgatherv(comm, inPlace(), 0, nullptr, rbuf, counts.data(), displs.data(), &t);
+    return;
+  }
   Failure f;
   const bool powerOfTwo = (p & (p - 1)) == 0;
   if (p == 1 || powerOfTwo) {
@@ -255,7 +320,6 @@ void allreduceUser(Comm& comm, const Stream& in, const Reduction& op, void* rbuf
     f.rethrow();
     return;
   }
-  const Alg alg = forcedAlg(comm);
   if (alg == Alg::kLinear ||
       (alg == Alg::kAuto && p <= kDirectMaxRanks && bytesOf(n, t) <= kDirectBelow)) {
     std::vector<TypedBuffer> parts;
@@ -353,11 +417,6 @@ void reduceScatterImpl(Comm& comm, const void* sbuf, void* rbuf, std::span<const
     return Stream{at(c.in.buf, t, static_cast<std::int64_t>(displs[k])),
                   static_cast<std::size_t>(counts[k]), &t};
   };
-  SendList sends;
-  for (int d = 1; d < p; ++d) {
-    sends.push_back({(me + d) % p, block((me + d) % p), 0});
-  }
-  Failure f;
   const Alg alg = forcedAlg(comm);
   if (!op.isUser() && p > 2 &&
       (alg == Alg::kTree ||
@@ -366,6 +425,8 @@ void reduceScatterImpl(Comm& comm, const void* sbuf, void* rbuf, std::span<const
     return;
   }
   if (!op.isUser()) {
+    SendList sends;
+    for (int d = 1; d < p; ++d) sends.push_back({(me + d) % p, block((me + d) % p), 0});
     // The blocks land whole and are folded after, in rank order: folding them from the ring
     // as they arrive would need every sender's stream under way at once (a phase's folds write
     // nothing until all have checked their senders), and a sender has only
@@ -378,6 +439,7 @@ void reduceScatterImpl(Comm& comm, const void* sbuf, void* rbuf, std::span<const
       const int from = (me - d + p) % p;
       recvs.push_back({from, bytes(part(from), bytesN), nullptr});
     }
+    Failure f;
     f.run(ch, sends, recvs);
     f.rethrow();
     if (bytesN == 0) return;
@@ -394,23 +456,7 @@ void reduceScatterImpl(Comm& comm, const void* sbuf, void* rbuf, std::span<const
     unpack(acc, bytesN, rbuf, n, t);
     return;
   }
-  std::vector<TypedBuffer> parts;
-  parts.reserve(static_cast<std::size_t>(p));
-  RecvList recvs;
-  for (int r = 0; r < p; ++r) parts.emplace_back(t, r == me ? 0 : n);
-  for (int d = 1; d < p; ++d) {
-    const int from = (me - d + p) % p;
-    recvs.push_back({from, parts[static_cast<std::size_t>(from)].stream(n, t), nullptr});
-  }
-  f.run(ch, sends, recvs);
-  f.rethrow();
-  TypedBuffer acc(ch, 0, t, n);
-  auto part = [&](int r) {
-    return r == me ? block(me) : parts[static_cast<std::size_t>(r)].stream(n, t);
-  };
-  localCopy(part(p - 1), acc.stream(n, t));
-  for (int r = p - 2; r >= 0; --r) combineTyped(op, 0, t, part(r).buf, acc.base(), n);
-  localCopy(acc.stream(n, t), {rbuf, n, &t});
+  reduceScatterUser(comm, c.in, counts, displs, op, rbuf);
 }
 
 }  // namespace

@@ -8,7 +8,8 @@
 // contiguous type), so user operations that do not commute get rank order and predefined ones
 // take the same path (a scan's vectors are combined once per round at every rank, so packing
 // them buys nothing). The input is sent as it is, and the inclusive scan's last fold lands in
-// the receive buffer.
+// the receive buffer, as does the exclusive scan's first vector. Large vectors go along the
+// chain of ranks instead (scanChain).
 #include <optional>
 #include <string>
 #include <utility>
@@ -19,6 +20,56 @@ namespace onesided::coll {
 using namespace detail;
 
 namespace {
+
+/// From this many bytes the scans run along the chain of ranks: fewer vectors moved and
+/// combined (p - 1 of each in all, against about p log2 p).
+constexpr std::size_t kChainFrom = std::size_t{32} << 10;
+
+/// The scans along the chain: rank r receives the combination of ranks 0..r - 1 from r - 1
+/// (the exclusive scan's result: received into the receive buffer unless in place), combines
+/// its input behind it, and sends that on to r + 1.
+void scanChain(Comm& comm, const void* input, void* rbuf, std::size_t n, const Datatype& t,
+               const Reduction& op, int kind, bool exclusive) {
+  const int p = comm.size();
+  const int me = comm.rank();
+  auto& ch = comm.channel();
+  const bool inplace = input == rbuf;
+  const bool sends = me + 1 < p;
+  Failure f;
+  // out: ranks 0..me combined, for rank me + 1 (rank 0: its input as it is).
+  const void* out = input;
+  TypedBuffer partial(ch, 0, t, exclusive && me > 0 && sends ? n : 0);
+  if (me > 0) {
+    TypedBuffer got(ch, 1, t, exclusive && !inplace ? 0 : n);
+    void* const below = exclusive && !inplace ? rbuf : got.base();
+    RecvOp r{me - 1, {below, n, &t}, nullptr};
+    f.run(ch, {}, {&r, 1});
+    if (f.errorClass() == 0) {
+      f.attempt([&] {
+        if (!exclusive) {
+          if (!inplace) localCopy({input, n, &t}, {rbuf, n, &t});
+          combineTyped(op, kind, t, below, rbuf, n);
+          out = rbuf;
+          return;
+        }
+        if (sends) {
+          localCopy({input, n, &t}, partial.stream(n, t));
+          combineTyped(op, kind, t, below, partial.base(), n);
+          out = partial.base();
+        }
+        if (inplace) localCopy({below, n, &t}, {rbuf, n, &t});
+      });
+    }
+  }
+  if (sends) {
+    SendOp s{me + 1, {out, n, &t}, f.errorClass()};
+    f.run(ch, {&s, 1}, {});
+  }
+  if (me == 0 && !exclusive && !inplace && f.errorClass() == 0) {
+    f.attempt([&] { localCopy({input, n, &t}, {rbuf, n, &t}); });
+  }
+  f.rethrow();
+}
 
 void scanImpl(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatype* type,
               const Reduction& op, bool exclusive) {
@@ -37,19 +88,26 @@ void scanImpl(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatyp
   const int me = comm.rank();
   auto& ch = comm.channel();
   const void* input = inplace ? rbuf : sbuf;
+  const Alg alg = forcedAlg(comm);
+  if (p > 1 && (alg == Alg::kLinear || (alg == Alg::kAuto && bytesOf(n, t) >= kChainFrom))) {
+    scanChain(comm, input, rbuf, n, t, op, kind, exclusive);
+    return;
+  }
   Failure f;
   // cur: ranks [me - 2^k + 1, me] combined, at first the input itself (sent as it is); partial:
   // where it is kept once combined; got: what the rank 2^k below wrote; excl: the ranks below
-  // this one combined so far (exclusive scan).
+  // this one combined so far (exclusive scan), in the receive buffer unless in place (where it
+  // holds the input, sent in later rounds).
   const void* cur = input;
   TypedBuffer partial(ch, 0, t, n);
   TypedBuffer got(ch, 1, t, me > 0 ? n : 0);
-  TypedBuffer excl(ch, 2, t, exclusive && me > 0 ? n : 0);
+  TypedBuffer excl(ch, 2, t, exclusive && inplace && me > 0 ? n : 0);
+  void* const exclAt = inplace ? excl.base() : rbuf;
   bool haveExcl = false;
-  // dst = got op cur, where dst may be cur.
-  auto fold = [&](void* dst) {
+  // dst = from op cur, where dst may be cur.
+  auto fold = [&](const void* from, void* dst) {
     if (dst != cur) localCopy({cur, n, &t}, {dst, n, &t});
-    combineTyped(op, kind, t, got.base(), dst, n);
+    combineTyped(op, kind, t, from, dst, n);
     cur = dst;
   };
   for (int mask = 1; mask < p; mask <<= 1) {
@@ -57,30 +115,28 @@ void scanImpl(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatyp
     RecvList recvs;
     if (me + mask < p) sends.push_back({me + mask, {cur, n, &t}, f.errorClass()});
     const bool receives = me - mask >= 0;
-    if (receives) recvs.push_back({me - mask, got.stream(n, t), nullptr});
+    // The exclusive scan's first vector is its excl.
+    void* const into = exclusive && !haveExcl ? exclAt : got.base();
+    if (receives) recvs.push_back({me - mask, {into, n, &t}, nullptr});
     f.run(ch, sends, recvs);
     if (!receives || f.errorClass() != 0) continue;
     f.attempt([&] {
       if (!exclusive) {
         // The last fold (no rank further below) lands in the receive buffer, whose input (in
         // place) is folded or sent by now; later rounds may still send it.
-        fold(me - 2 * mask < 0 ? rbuf : partial.base());
+        fold(into, me - 2 * mask < 0 ? rbuf : partial.base());
         return;
       }
-      if (me + 2 * mask < p) fold(partial.base());  // cur goes on to a later round
-      if (!haveExcl) {
-        std::swap(excl, got);
-        haveExcl = true;
-      } else {
-        combineTyped(op, kind, t, got.base(), excl.base(), n);
-      }
+      if (me + 2 * mask < p) fold(into, partial.base());  // cur goes on to a later round
+      if (haveExcl) combineTyped(op, kind, t, into, exclAt, n);
+      haveExcl = true;
     });
   }
   if (f.errorClass() == 0) {
     if (!exclusive && cur != rbuf) {
       f.attempt([&] { localCopy({cur, n, &t}, {rbuf, n, &t}); });
-    } else if (exclusive && haveExcl) {
-      f.attempt([&] { localCopy(excl.stream(n, t), {rbuf, n, &t}); });
+    } else if (exclusive && haveExcl && exclAt != rbuf) {
+      f.attempt([&] { localCopy({exclAt, n, &t}, {rbuf, n, &t}); });
     }
   }
   f.rethrow();

@@ -206,7 +206,9 @@ TEST_P(Collectives, UserOperationInRankOrder) {
       }
     };
     std::vector<std::uint64_t> in, out;
-    for (const int count : {1, 700}) {  // 700 x 16 packed bytes: many chunks
+    // 700 x 16 packed bytes: many chunks; 2100: the large vectors' algorithms (allreduce as a
+    // reduce_scatter and an allgather, scans along the chain).
+    for (const int count : {1, 700, 2100}) {
       for (int root = 0; root < p; ++root) {
         fill(in, count, me);
         fill(out, count, -1);
