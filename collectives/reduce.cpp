@@ -307,8 +307,9 @@ void allreduceUser(Comm& comm, const Stream& in, const Reduction& op, void* rbuf
           if (into == theirs.base()) std::swap(mine, theirs);
           return;
         }
-        // cur = theirs op cur, combined where cur's values are copied if it is the input.
-        void* dst = last && !inplace ? rbuf : mine.base();
+        // cur = theirs op cur, combined where cur's values are copied unless it is there
+        // (the receive buffer's input, in place, was sent in the first round).
+        void* dst = last ? rbuf : mine.base();
         if (dst != cur) localCopy({cur, n, &t}, {dst, n, &t});
         combineTyped(op, 0, t, into, dst, n);
         cur = dst;

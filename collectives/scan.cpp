@@ -10,10 +10,6 @@
 // them buys nothing). The input is sent as it is, and the inclusive scan's last fold lands in
 // the receive buffer, as does the exclusive scan's first vector. Large vectors go along the
 // chain of ranks instead (scanChain).
-#include <optional>
-#include <string>
-#include <utility>
-
 #include "collectives/common.hpp"
 
 namespace onesided::coll {
