@@ -242,14 +242,8 @@ const std::byte* reducePacked(Comm& c, const Stream& in, int kind, Op op, int ro
     f.run(ch, {}, recvs);
     f.rethrow();
     std::byte* res = ch.buffer(1, n);
-    for (int r = 0; r < p; ++r) {
-      const std::byte* src = r == root ? mine : parts[static_cast<std::size_t>(r)];
-      if (r == 0) {
-        if (n != 0) onesided::detail::copyBytes(res, src, n);
-      } else {
-        reduceInto(op, kind, res, src, n);
-      }
-    }
+    foldRankOrder(op, kind, res, p, n,
+                  [&](int r) { return r == root ? mine : parts[static_cast<std::size_t>(r)]; });
     if (out == nullptr) return res;
     if (n != 0) onesided::detail::copyBytes(out, res, n);
     return out;

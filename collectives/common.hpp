@@ -12,6 +12,7 @@
 
 #include "collectives/channel.hpp"
 #include "collectives/small_vec.hpp"
+#include "copy.hpp"
 #include "onesided/collectives.hpp"
 #include "onesided/comm.hpp"
 #include "onesided/datatype.hpp"
@@ -203,6 +204,14 @@ void combineTyped(const Reduction& op, int kind, const Datatype& t, const void* 
 
 /// Reduction of packed element streams: n elements of `kind`.
 void reduceInto(Op op, int kind, std::byte* acc, const std::byte* in, std::size_t bytes);
+/// out = v0 op v1 op ... op v(p-1), packed vectors of n bytes where src(r) gives rank r's (out
+/// may be src(0), no other): every rank that folds the same vectors gets the same bits.
+template <class Src>
+void foldRankOrder(Op op, int kind, std::byte* out, int p, std::size_t n, const Src& src) {
+  if (n == 0) return;  // a buffer of 0 elements may be NULL
+  onesided::detail::copyBytes(out, src(0), n);
+  for (int r = 1; r < p; ++r) reduceInto(op, kind, out, src(r), n);
+}
 /// The kind a reduction runs over, after checking op and type (kErrOp, kErrType).
 int reductionKind(const Datatype& t, Op op);
 /// This rank's input to a reduction as packed bytes: the buffer itself when its type is

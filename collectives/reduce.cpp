@@ -83,14 +83,7 @@ void allreduceDirect(Comm& comm, const Stream& input, int kind, Op op, std::size
     onesided::detail::copyBytes(part(me), mine, bytesN);
     mine = part(me);
   }
-  for (int r = 0; r < p; ++r) {
-    const std::byte* src = r == me ? mine : part(r);
-    if (r == 0) {
-      if (bytesN != 0) onesided::detail::copyBytes(out, src, bytesN);
-    } else {
-      reduceInto(op, kind, out, src, bytesN);
-    }
-  }
+  foldRankOrder(op, kind, out, p, bytesN, [&](int r) { return r == me ? mine : part(r); });
   if (out != direct) unpack(out, bytesN, rbuf, n, type);
 }
 
@@ -205,22 +198,27 @@ void reduceUser(Comm& comm, const Stream& in, const Reduction& op, void* rbuf, i
   f.rethrow();
 }
 
-/// Reduce_scatter with a user operation: every rank writes block r of its input (counts[r]
-/// elements at displs[r] extents) to rank r, a staggered schedule, and combines the p blocks of
-/// its own in rank order into `out`, which is written only once the exchange is over (it may
-/// be the block's place in the input: allreduceUser in place).
-void reduceScatterUser(Comm& comm, const Stream& in, std::span<const int> counts,
-                       std::span<const std::size_t> displs, const Reduction& op, void* out) {
+/// Block r of `in`: counts[r] elements at displs[r] extents.
+Stream blockOf(const Stream& in, std::span<const int> counts, std::span<const std::size_t> displs,
+               int r) {
+  const auto k = static_cast<std::size_t>(r);
+  return {at(in.buf, *in.type, static_cast<std::int64_t>(displs[k])),
+          static_cast<std::size_t>(counts[k]), in.type};
+}
+
+/// One exchange of typed vectors combined in rank order (user operations): this rank writes
+/// sendTo(r) to every other rank r (a staggered schedule: rank i starts at i + 1) and receives
+/// theirs, of mine.count elements of mine's type, into the channel's scratch; then out = v0 op
+/// (v1 op (... op v(p-1))), v(me) being `mine`, combined from the top down, each in front of
+/// the rest. `out` is written only once the exchange is over, so it may be `mine`'s place.
+template <class SendTo>
+void exchangeCombine(Comm& comm, const SendTo& sendTo, const Stream& mine, const Reduction& op,
+                     void* out) {
   const int p = comm.size();
   const int me = comm.rank();
-  const Datatype& t = *in.type;
+  const Datatype& t = *mine.type;
+  const std::size_t n = mine.count;
   auto& ch = comm.channel();
-  auto block = [&](int r) {
-    const auto k = static_cast<std::size_t>(r);
-    return Stream{at(in.buf, t, static_cast<std::int64_t>(displs[k])),
-                  static_cast<std::size_t>(counts[k]), &t};
-  };
-  const auto n = static_cast<std::size_t>(counts[static_cast<std::size_t>(me)]);
   SendList sends;
   RecvList recvs;
   std::vector<TypedBuffer> parts;
@@ -229,20 +227,29 @@ void reduceScatterUser(Comm& comm, const Stream& in, std::span<const int> counts
     parts.emplace_back(ch, 3 + static_cast<std::size_t>(r), t, r == me ? 0 : n);
   for (int d = 1; d < p; ++d) {
     const int from = (me - d + p) % p;
-    sends.push_back({(me + d) % p, block((me + d) % p), 0});
+    sends.push_back({(me + d) % p, sendTo((me + d) % p), 0});
     recvs.push_back({from, parts[static_cast<std::size_t>(from)].stream(n, t), nullptr});
   }
   Failure f;
   f.run(ch, sends, recvs);
   f.rethrow();
-  // acc = v0 op (v1 op (... op v(p-1))): from the top down, each in front of the rest.
   TypedBuffer acc(ch, 0, t, n);
   auto part = [&](int r) {
-    return r == me ? block(me) : parts[static_cast<std::size_t>(r)].stream(n, t);
+    return r == me ? mine : parts[static_cast<std::size_t>(r)].stream(n, t);
   };
   localCopy(part(p - 1), acc.stream(n, t));
   for (int r = p - 2; r >= 0; --r) combineTyped(op, 0, t, part(r).buf, acc.base(), n);
   localCopy(acc.stream(n, t), {out, n, &t});
+}
+
+/// Reduce_scatter with a user operation: every rank writes block r of its input to rank r and
+/// combines the p blocks of its own in rank order into `out` (which may be the block's place
+/// in the input: allreduceUser in place).
+void reduceScatterUser(Comm& comm, const Stream& in, std::span<const int> counts,
+                       std::span<const std::size_t> displs, const Reduction& op, void* out) {
+  exchangeCombine(
+      comm, [&](int r) { return blockOf(in, counts, displs, r); },
+      blockOf(in, counts, displs, comm.rank()), op, out);
 }
 
 /// From this many bytes a user operation's allreduce on more than 2 ranks is a reduce_scatter
@@ -323,26 +330,8 @@ void allreduceUser(Comm& comm, const Stream& in, const Reduction& op, void* rbuf
   }
   if (alg == Alg::kLinear ||
       (alg == Alg::kAuto && p <= kDirectMaxRanks && bytesOf(n, t) <= kDirectBelow)) {
-    std::vector<TypedBuffer> parts;
-    parts.reserve(static_cast<std::size_t>(p));
-    SendList sends;
-    RecvList recvs;
-    for (int r = 0; r < p; ++r) parts.emplace_back(t, r == me ? 0 : n);
-    for (int d = 1; d < p; ++d) {
-      const int from = (me - d + p) % p;
-      sends.push_back({(me + d) % p, in, 0});
-      recvs.push_back({from, parts[static_cast<std::size_t>(from)].stream(n, t), nullptr});
-    }
-    f.run(ch, sends, recvs);
-    f.rethrow();
-    // acc = v0 op (v1 op (... op v(p-1))): from the top down, each in front of the rest.
-    TypedBuffer acc(ch, 0, t, n);
-    auto part = [&](int r) {
-      return r == me ? in : parts[static_cast<std::size_t>(r)].stream(n, t);
-    };
-    localCopy(part(p - 1), acc.stream(n, t));
-    for (int r = p - 2; r >= 0; --r) combineTyped(op, 0, t, part(r).buf, acc.base(), n);
-    localCopy(acc.stream(n, t), {rbuf, n, &t});
+    exchangeCombine(
+        comm, [&](int) { return in; }, in, op, rbuf);
     return;
   }
   TypedBuffer acc(ch, 0, t, n);
@@ -413,11 +402,7 @@ void reduceScatterImpl(Comm& comm, const void* sbuf, void* rbuf, std::span<const
   auto c = checkReduce(sbuf, rbuf, all, n, type, op, true);
   const Datatype& t = *c.type;
   auto& ch = comm.channel();
-  auto block = [&](int r) {
-    const auto k = static_cast<std::size_t>(r);
-    return Stream{at(c.in.buf, t, static_cast<std::int64_t>(displs[k])),
-                  static_cast<std::size_t>(counts[k]), &t};
-  };
+  auto block = [&](int r) { return blockOf(c.in, counts, displs, r); };
   const Alg alg = forcedAlg(comm);
   if (!op.isUser() && p > 2 &&
       (alg == Alg::kTree ||
@@ -446,14 +431,7 @@ void reduceScatterImpl(Comm& comm, const void* sbuf, void* rbuf, std::span<const
     if (bytesN == 0) return;
     std::byte* const acc = ch.buffer(0, bytesN);
     const std::byte* own = packedInput(ch, block(me), 2);
-    for (int r = 0; r < p; ++r) {
-      const std::byte* src = r == me ? own : part(r);
-      if (r == 0) {
-        onesided::detail::copyBytes(acc, src, bytesN);
-      } else {
-        reduceInto(op.op, c.kind, acc, src, bytesN);
-      }
-    }
+    foldRankOrder(op.op, c.kind, acc, p, bytesN, [&](int r) { return r == me ? own : part(r); });
     unpack(acc, bytesN, rbuf, n, t);
     return;
   }
