@@ -1055,7 +1055,8 @@ bool Window::fastRemote(void* origin, std::int64_t ocount, const Datatype& otype
   std::int64_t bytes = 0;
   if (!inWindow(t, disp, ocount, otype.size(), offset, bytes) || bytes <= 0) return false;
   ++pendingOps_;
-  needFence_ = true;
+  // No needFence_: nothing here loads or stores on the load / store path (the transport's own
+  // completion orders its transfer), so the flush that completes it needs no full barrier.
   auto& ep = comm_.context().endpoint(comm_.worldRank(target));
   const transport::Iov iov{origin, static_cast<std::size_t>(bytes)};
   const std::uint64_t raddr = t.base + static_cast<std::uint64_t>(offset);
