@@ -74,11 +74,11 @@ trap 'exit 130' INT TERM
 # clock for both vCPUs.
 # ONESIDED_VM_CPU: QEMU's CPU model, qemu64 unless set (max before 2026-12-03). With qemu64
 # glibc takes its baseline SSE2 routines, not the AVX2 / EVEX ones that TCG emulates with more
-# work, and every process starts and runs faster: on the Intel host of stops 38-40, in 3 of 4
-# pairs of boots (max, then qemu64), 5 launches of a 2-rank MPI program took 9.8 / 8.7 s
-# against 16.7 / 13.5, and the 9 Verbs unit tests 7.3 / 5.4 s against 12.9 / 8.7 (the 4th
-# pair: noise). Nothing here needs more than x86-64's baseline (the build's, Debian's), the
-# clock stays the TSC, and perftest reads the same cpu MHz.
+# work, and every process starts and runs faster. On the Intel host of stops 38-40, two pairs
+# of boots (max, then qemu64) at stop 40: 5 launches of a 2-rank MPI program 16.7 / 9.8 s and
+# 13.5 / 8.7 s, the 9 Verbs unit tests 12.9 / 7.3 s and 8.7 / 5.4 s; of stop 39's two pairs,
+# one showed start-up 1.4-1.8x faster, the other noise. Nothing here needs more than x86-64's
+# baseline (the build's, Debian's), the clock stays the TSC, and perftest reads the same cpu MHz.
 timeout -k 5 "$((limit + 60))" qemu-system-x86_64 \
   -accel tcg,thread=multi -cpu "${ONESIDED_VM_CPU:-qemu64}" -m "$mem" -smp 2 -nographic -no-reboot -nic none \
   -kernel "$cache/vmlinuz" -initrd "$cache/initrd.gz" \
