@@ -74,6 +74,11 @@ constexpr std::uint32_t kReadyAllocated = 3;
 // kReady for a peer on this node that reads my memory with cross-memory attach: the payload is
 // the stream's address only (nothing registered).
 constexpr std::uint32_t kReadyAttach = 4;
+// kReady for a peer on this node that maps my shared pages (transport::SharedPagesCache): the
+// payload says where the stream's whole pages are in which memfd and carries the bytes of its
+// partial pages at both ends.
+constexpr std::uint32_t kReadyShared = 5;
+constexpr std::size_t kSharedHead = 7 * sizeof(std::uint64_t);
 // The identity line (offset 0 of the region): [pid][nonce], written at construction.
 constexpr std::size_t kPidWord = 0;
 constexpr std::size_t kNonceWord = 1;
@@ -101,6 +106,10 @@ constexpr std::int64_t kGoneForNs = 200'000'000;
 constexpr std::size_t kAttachWord = 1;
 constexpr std::uint64_t kAttachYes = 1;
 constexpr std::uint64_t kAttachNo = 2;
+// ... 3 when it cannot read it fast enough that way but can map my shared pages.
+constexpr std::uint64_t kAttachMapOnly = 3;
+// A peer's shared send ranges mapped here at once, per peer.
+constexpr std::size_t kSharedMapsKept = 8;
 // Unpacked keys of a peer's MPI_Alloc_mem regions kept per peer (each may hold a mapping).
 constexpr std::size_t kAllocKeysKept = 4;
 // A receiver reads a rendezvous stream by this many pieces per getv.
@@ -198,6 +207,11 @@ constexpr std::size_t kZeroCopyAllocatedDefault = std::size_t{16} << 10;
 // 2.1 / 2.4, 128 KiB 14.5 / 12.7.
 constexpr std::size_t kZeroCopyAttachExchange = std::size_t{32} << 10;
 constexpr std::size_t kZeroCopyAttachOneWay = std::size_t{128} << 10;
+// And from this size through shared pages (one copy by the receiver, as from an MPI_Alloc_mem
+// buffer; the partial pages at the ends go in the ready chunk, so below this they would be
+// much of the stream). 2 ranks, alltoall, us by the ring / from MPI_Alloc_mem buffers:
+// 64 KiB 10.6 / 4.6, 256 KiB 35 / 17, 1 MiB 245 / 185.
+constexpr std::size_t kZeroCopySharedDefault = std::size_t{32} << 10;
 
 }  // namespace
 
@@ -216,6 +230,7 @@ struct Channel::SendState {
   std::vector<std::byte> exposedKey;
   bool allocated = false;  // exposedKey is the key of the MPI_Alloc_mem region holding buf
   bool attached = false;   // the receiver reads buf with cross-memory attach: no key
+  transport::SharedPagesInfo shared;  // the receiver maps buf's whole pages (shared.hi > lo)
   /// Ready for `o` (states are kept from phase to phase: no allocation per collective).
   void reset(const SendOp& o) {
     op = &o;
@@ -232,6 +247,7 @@ struct Channel::SendState {
     exposed.reset();
     exposedKey.clear();
     allocated = attached = false;
+    shared = {};
   }
   [[nodiscard]] bool finished() const { return started && sentBytes == total && !waitFin; }
   /// A tree node forwarding (op->avail): the next chunk's data has not arrived yet (all of it,
@@ -355,6 +371,23 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
       (static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
        reinterpret_cast<std::uintptr_t>(local_)) |
       1;
+  zcopyShared_ = kZeroCopySharedDefault;
+  if (const char* a = std::getenv("ONESIDED_COLL_SHARE"); a != nullptr && *a != '\0') {
+    const std::string_view v(a);
+    if (v == "never" || v == "0") {
+      share_ = ShareMode::kNever;
+    } else if (v == "always") {
+      share_ = ShareMode::kAlways;  // on first use, from ONESIDED_COLL_ZCOPY bytes if set
+      if (zset && zcopyPut_ > 0) zcopyShared_ = zcopyPut_;
+    } else if (v != "auto") {
+      throw Error(kErrArg,
+                  "ONESIDED_COLL_SHARE=" + std::string(v) + ": expected auto, always or never");
+    }
+  }
+  if (share_ != ShareMode::kNever) {
+    sharedSends_ = &ctx_.sharedSends(share_ == ShareMode::kAlways);
+    if (!sharedSends_->active()) share_ = ShareMode::kNever;
+  }
   if (const char* a = std::getenv("ONESIDED_COLL_ATTACH"); a != nullptr && *a != '\0') {
     const std::string_view v(a);
     if (v == "0") {
@@ -609,16 +642,19 @@ void Channel::probeAttach(int member, Peer& p) {
   std::array<std::uint64_t, 2> id{};
   std::memcpy(id.data(), p.direct, sizeof id);  // written before the peer's region went out
   bool ok = false;
+  bool reach = false;  // the pid is the peer's, and this process may read its memory
   std::string why = "disabled by ONESIDED_COLL_ATTACH=0";
-  if (attach_ != AttachMode::kNever) {
+  if (attach_ != AttachMode::kNever || share_ != ShareMode::kNever) {
     std::uint64_t seen = 0;
     iovec l{&seen, sizeof seen};
     iovec r{reinterpret_cast<void*>(p.base + kNonceWord * sizeof seen), sizeof seen};  // NOLINT
     const ssize_t n = process_vm_readv(static_cast<pid_t>(id[kPidWord]), &l, 1, &r, 1, 0);
-    ok = n == static_cast<ssize_t>(sizeof seen) && seen == id[kNonceWord];
+    reach = n == static_cast<ssize_t>(sizeof seen) && seen == id[kNonceWord];
     why = n < 0 ? std::strerror(errno)
                 : "pid " + std::to_string(id[kPidWord]) + " is another process";
-    if (ok) p.attachPid = static_cast<pid_t>(id[kPidWord]);
+    if (reach) p.pid = p.attachPid = static_cast<pid_t>(id[kPidWord]);
+    ok = reach && attach_ != AttachMode::kNever;
+    if (!ok && reach) why = "disabled by ONESIDED_COLL_ATTACH=0";
     if (ok && attach_ == AttachMode::kAuto && !attachPaysOff(p)) {
       ok = false;
       why = "slower than the ring here (ONESIDED_COLL_ATTACH=1 forces it)";
@@ -627,8 +663,13 @@ void Channel::probeAttach(int member, Peer& p) {
   if (!ok) p.attachPid = 0;
   log::coll().debug("member {}: its streams to me {} by cross-memory attach{}{}", member,
                     ok ? "go" : "do not go", ok ? "" : ": ", ok ? "" : why);
+  // Shared pages are opened by pid too (/proc/PID/fd), with the same permission check.
+  const bool maps = reach && share_ != ShareMode::kNever;
   auto* w = reinterpret_cast<std::uint64_t*>(p.direct + finOff(me_)) + kAttachWord;
-  std::atomic_ref<std::uint64_t>(*w).store(ok ? kAttachYes : kAttachNo, std::memory_order_release);
+  std::atomic_ref<std::uint64_t>(*w).store(ok     ? kAttachYes
+                                           : maps ? kAttachMapOnly
+                                                  : kAttachNo,
+                                           std::memory_order_release);
 }
 
 bool Channel::attachPaysOff(const Peer& p) {
@@ -679,6 +720,29 @@ bool Channel::attachPaysOff(const Peer& p) {
 
 bool Channel::attachedBy(int member) const {
   return loadLocal(finOff(member) + kAttachWord * sizeof(std::uint64_t)) == kAttachYes;
+}
+
+bool Channel::mapsMine(int member) const {
+  const std::uint64_t w = loadLocal(finOff(member) + kAttachWord * sizeof(std::uint64_t));
+  return w == kAttachYes || w == kAttachMapOnly;
+}
+
+transport::SharedPagesInfo Channel::sharedPagesFor(int peer, const Peer& p, const void* buf,
+                                                   std::uint64_t total) {
+  if (share_ == ShareMode::kNever || p.direct == nullptr || peer == me_ || total < zcopyShared_ ||
+      !mapsMine(peer)) {
+    return {};
+  }
+  transport::SharedPagesInfo info =
+      sharedSends_->find(buf, static_cast<std::size_t>(total), this, entered_);
+  // The partial pages at the ends travel in the ready chunk: they must fit.
+  const auto b = reinterpret_cast<std::uintptr_t>(buf);
+  if (info.hi > info.lo &&
+      kSharedHead + (info.lo - b) + (b + total - info.hi) + sizeof(ChunkHeader) >
+          std::min<std::size_t>(maxPayload_, ringBytes_ / 2)) {
+    return {};
+  }
+  return info;
 }
 
 std::size_t Channel::arrivedOff(int member) const {
@@ -815,10 +879,14 @@ bool Channel::arrived(int peer, const Peer& p) const {
 
 Channel::Start Channel::startRendezvous(SendState& s, Peer& p, std::uint64_t free,
                                         std::uint64_t room) {
-  if (!s.allocated && !s.exposed && !s.attached) {  // no key yet (a self transport's are empty)
+  const bool keyed = s.allocated || s.exposed || s.attached || s.shared.hi > s.shared.lo;
+  if (!keyed) {  // no key yet (a self transport's are empty)
     if (const std::vector<std::byte>* k = ctx_.memoryKey(s.op->src.buf, s.total)) {
       s.exposedKey = *k;  // MPI_Alloc_mem memory: exposed already, to every peer
       s.allocated = true;
+    } else if (s.shared = sharedPagesFor(s.op->peer, p, s.op->src.buf, s.total);
+               s.shared.hi > s.shared.lo) {
+      // The receiver maps the whole pages; the partial ones go in the chunk.
     } else if (p.direct != nullptr && s.op->peer != me_ && s.op->byAttach &&
                attachedBy(s.op->peer)) {
       s.attached = true;  // read by pid and address: nothing to register
@@ -840,8 +908,11 @@ Channel::Start Channel::startRendezvous(SendState& s, Peer& p, std::uint64_t fre
   // [address][key], or for an MPI_Alloc_mem region [address][frees][key]: frees is this
   // process's count of MPI_Free_mem calls, so a receiver drops the mappings of regions that may
   // be gone (they would keep the memory alive) when it changes.
-  const std::size_t head = sizeof(std::uint64_t) * (s.allocated ? 2 : 1);
-  const std::size_t len = head + s.exposedKey.size();
+  const auto b = reinterpret_cast<std::uintptr_t>(s.op->src.buf);
+  const bool shared = s.shared.hi > s.shared.lo;
+  const std::size_t head = shared ? kSharedHead : sizeof(std::uint64_t) * (s.allocated ? 2 : 1);
+  const std::size_t len =
+      head + (shared ? (s.shared.lo - b) + (b + s.total - s.shared.hi) : s.exposedKey.size());
   if (len > maxPayload_) {  // chunks too small for the key
     s.exposed.reset();
     s.rendezvous = false;
@@ -864,7 +935,8 @@ Channel::Start Channel::startRendezvous(SendState& s, Peer& p, std::uint64_t fre
   // The buffer's own address: a transport may report its registration's base rounded down.
   const std::uint64_t raddr = reinterpret_cast<std::uintptr_t>(s.op->src.buf);
   const ChunkHeader h = header(s.total, len, 0,
-                               (s.attached    ? kReadyAttach
+                               (shared        ? kReadyShared
+                                : s.attached  ? kReadyAttach
                                 : s.allocated ? kReadyAllocated
                                               : kReady) |
                                    callStamp(),
@@ -876,7 +948,18 @@ Channel::Start Channel::startRendezvous(SendState& s, Peer& p, std::uint64_t fre
     const std::uint64_t frees = ctx_.memoryFrees();
     std::memcpy(dst + sizeof h + sizeof raddr, &frees, sizeof frees);
   }
-  if (!s.exposedKey.empty()) {  // the self transport's keys are empty
+  if (shared) {
+    const std::array<std::uint64_t, 6> w{
+        sharedSends_->drops(), s.shared.lo,    s.shared.hi,
+        s.shared.fileOffset,   s.shared.inode, static_cast<std::uint64_t>(s.shared.fd)};
+    std::byte* out = dst + sizeof h + sizeof raddr;
+    std::memcpy(out, w.data(), sizeof w);
+    out += sizeof w;
+    const auto* src = static_cast<const std::byte*>(s.op->src.buf);
+    const std::size_t front = s.shared.lo - b;
+    std::memcpy(out, src, front);
+    std::memcpy(out + front, src + (s.shared.hi - b), b + s.total - s.shared.hi);
+  } else if (!s.exposedKey.empty()) {  // the self transport's keys are empty
     std::memcpy(dst + sizeof h + head, s.exposedKey.data(), s.exposedKey.size());
   }
   postChunk(s.op->peer, p, sizeof h + len);
@@ -897,7 +980,9 @@ void Channel::finishRendezvous(RecvState& r, const std::byte* payload, std::size
       std::uint64_t raddr = 0;
       std::memcpy(&raddr, payload, sizeof raddr);
       if (kind == kReadyAttach) {
-        readAttached(r, p, raddr);
+        readAttached(r, p.attachPid, raddr);
+      } else if (kind == kReadyShared) {
+        readShared(r, p, {payload, len}, raddr);
       } else {
         readKeyed(r, p, {payload, len}, kind == kReadyAllocated, raddr);
       }
@@ -910,7 +995,59 @@ void Channel::finishRendezvous(RecvState& r, const std::byte* payload, std::size
   writeCounter(peer, Counter::kFin, ++p.rdvDone);
 }
 
-void Channel::readAttached(RecvState& r, const Peer& p, std::uint64_t raddr) {
+void Channel::readShared(RecvState& r, Peer& p, std::span<const std::byte> payload,
+                         std::uint64_t raddr) {
+  std::array<std::uint64_t, 6> w{};
+  std::memcpy(w.data(), payload.data() + sizeof raddr, sizeof w);
+  const auto [drops, lo, hi, fileOffset, inode, fd] = w;
+  if (drops != p.sharedDrops) {  // the peer dropped ranges: their memfds may be gone
+    p.sharedMaps.clear();
+    p.sharedDrops = drops;
+  }
+  const std::uint64_t len = hi - lo;
+  auto& kept = p.sharedMaps;
+  auto it = std::find_if(kept.begin(), kept.end(), [&](const Peer::SharedMap& m) {
+    return m.inode == inode && m.fileOffset == fileOffset && m.len == len;
+  });
+  if (it == kept.end()) {
+    auto pages = transport::PeerPages::attach(
+        p.pid, {lo, hi, fileOffset, inode, static_cast<std::int64_t>(fd)});
+    if (!pages) {
+      // Not mapped here after all (the descriptor was closed meanwhile, a security module
+      // said no): the sender waits for my fin with the buffer in place, so read it by pid.
+      log::coll().debug("rank {}'s shared pages not mapped here: read by pid", r.op->peer);
+      readAttached(r, p.pid, raddr);
+      return;
+    }
+    if (kept.size() == kSharedMapsKept) kept.pop_back();
+    kept.push_back({inode, fileOffset, len, std::move(pages)});
+    ++sharedMapsMade_;
+    it = kept.end() - 1;
+  }
+  std::rotate(kept.begin(), it, it + 1);  // most recent first
+  ++sharedReads_;
+  const std::uint64_t total = r.typeMap().total();
+  const std::byte* ends = payload.data() + kSharedHead;
+  const std::size_t front = lo - raddr;
+  const std::array<std::pair<const std::byte*, std::size_t>, 3> pieces{
+      {{ends, front},
+       {kept.front().pages->local(), static_cast<std::size_t>(len)},
+       {ends + front, static_cast<std::size_t>(raddr + total - hi)}}};
+  const bool folding = r.op->foldBase != nullptr;
+  std::uint64_t at = 0;
+  for (const auto& [from, n] : pieces) {
+    if (folding) {
+      if (!foldsFailed_) fold(r, from, n);
+    } else if (r.contig) {
+      std::memcpy(static_cast<std::byte*>(r.base) + at, from, n);
+    } else {
+      unpackTo(r.typeMap(), r.base, from, n);
+    }
+    at += n;
+  }
+}
+
+void Channel::readAttached(RecvState& r, pid_t pid, std::uint64_t raddr) {
   ++attachedReads_;
   const bool folding = r.op->foldBase != nullptr;
   std::array<iovec, kGetBatch> iov{};
@@ -924,12 +1061,12 @@ void Channel::readAttached(RecvState& r, const Peer& p, std::uint64_t raddr) {
     std::uint64_t done = 0;
     while (done < batch) {
       iovec from{reinterpret_cast<void*>(raddr + pos + done), batch - done};  // NOLINT
-      const ssize_t got = process_vm_readv(p.attachPid, &iov[first], n - first, &from, 1, 0);
+      const ssize_t got = process_vm_readv(pid, &iov[first], n - first, &from, 1, 0);
       if (got < 0 && errno == EINTR) continue;
       if (got <= 0) {
         throw Error(kErrOther, "cross-memory attach read of " + std::to_string(batch - done) +
                                    " bytes at " + std::to_string(raddr + pos + done) +
-                                   " from pid " + std::to_string(p.attachPid) +
+                                   " from pid " + std::to_string(pid) +
                                    " failed: " + (got < 0 ? std::strerror(errno) : "no progress"));
       }
       done += static_cast<std::uint64_t>(got);
@@ -1141,7 +1278,8 @@ bool Channel::tryRecv(RecvState& r) {
   const bool folding = r.op->foldBase != nullptr && r.errorClass == 0 && r.total > 0;
   if (folding && !foldsChecked_) return !wasStarted;
   std::uint64_t got = h.len;
-  if (h.kind == kReady || h.kind == kReadyAllocated || h.kind == kReadyAttach) {
+  if (h.kind == kReady || h.kind == kReadyAllocated || h.kind == kReadyAttach ||
+      h.kind == kReadyShared) {
     finishRendezvous(r, chunk + sizeof h, static_cast<std::size_t>(h.len), h.kind);
     got = r.total;
   } else if (folding) {
@@ -1197,6 +1335,7 @@ bool Channel::wantsRendezvous(int peer, const Peer& p, const void* buf, std::uin
                               bool exchange, bool byAttach) {
   if (p.direct == nullptr) return zcopyPut_ > 0 && total >= zcopyPut_;
   if (zcopyDirect_ > 0 && total >= zcopyDirect_) return true;
+  if (const auto info = sharedPagesFor(peer, p, buf, total); info.hi > info.lo) return true;
   const std::size_t attachFrom = exchange ? zcopyAttach_ : zcopyAttachOneWay_;
   if (byAttach && attachFrom > 0 && total >= attachFrom && attachedBy(peer)) return true;
   return zcopyAllocated_ > 0 && total >= zcopyAllocated_ &&

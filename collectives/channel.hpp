@@ -55,6 +55,7 @@
 
 #include "collectives/small_vec.hpp"
 #include "onesided/op.hpp"
+#include "transport/shared_pages.hpp"
 #include "transport/transport.hpp"
 
 namespace onesided {
@@ -166,6 +167,10 @@ class Channel {
   [[nodiscard]] std::uint64_t allocKeysUnpacked() const noexcept { return allocKeysUnpacked_; }
   /// Rendezvous streams read with cross-memory attach (for tests).
   [[nodiscard]] std::uint64_t attachedReads() const noexcept { return attachedReads_; }
+  /// Rendezvous streams read through a sender's shared pages, and the mappings made for them
+  /// (for tests).
+  [[nodiscard]] std::uint64_t sharedReads() const noexcept { return sharedReads_; }
+  [[nodiscard]] std::uint64_t sharedMaps() const noexcept { return sharedMapsMade_; }
 
   /// A buffer of at least n bytes kept across collectives (a fresh large one per call costs
   /// its page faults, and a new registration when it is exposed, every time); `slot` tells
@@ -259,6 +264,17 @@ class Channel {
     std::vector<std::pair<std::vector<std::byte>, std::unique_ptr<transport::RemoteKey>>> allocKeys;
     std::uint64_t allocFrees = 0;  // the peer's MPI_Free_mem count when allocKeys were made
     pid_t attachPid = 0;  // the peer's pid, when cross-memory attach reads its memory from here
+    pid_t pid = 0;        // the peer's pid, once checked to be reachable from here
+    // The peer's shared send pages mapped here (kReadyShared), most recent first; at most
+    // kSharedMapsKept, and dropped when the peer has dropped any of its shared ranges since.
+    struct SharedMap {
+      std::uint64_t inode;
+      std::uint64_t fileOffset;
+      std::uint64_t len;
+      std::unique_ptr<transport::PeerPages> pages;
+    };
+    std::vector<SharedMap> sharedMaps;
+    std::uint64_t sharedDrops = 0;  // the peer's drop count when sharedMaps were made
   };
   enum class Counter { kArrived, kConsumed, kFin };
   enum class Start { kDone, kWait, kCopy };  // a rendezvous chunk (or pad) written, or not
@@ -308,7 +324,15 @@ class Channel {
                  std::uint64_t raddr);
   /// Reads a rendezvous stream of `p` at its address `raddr` into r's buffer with cross-memory
   /// attach (the stream's ready chunk was kReadyAttach).
-  void readAttached(RecvState& r, const Peer& p, std::uint64_t raddr);
+  void readAttached(RecvState& r, pid_t pid, std::uint64_t raddr);
+  /// finishRendezvous() through the sender's shared pages: `payload` is [address][drops]
+  /// [lo][hi][file offset][inode][fd], then the stream's bytes before lo and those from hi.
+  void readShared(RecvState& r, Peer& p, std::span<const std::byte> payload, std::uint64_t raddr);
+  /// Whether `member` can map my shared pages (it checked my pid), and whether a stream of
+  /// `total` bytes at buf to it goes through them (shares the buffer's pages when due).
+  [[nodiscard]] bool mapsMine(int member) const;
+  transport::SharedPagesInfo sharedPagesFor(int peer, const Peer& p, const void* buf,
+                                            std::uint64_t total);
   /// Whether this rank reads peer `member`'s memory with cross-memory attach (checked against
   /// the nonce of its identity line); tells the peer in its fin line for me.
   void probeAttach(int member, Peer& p);
@@ -451,6 +475,14 @@ class Channel {
   std::uint64_t mappedReads_ = 0;
   std::uint64_t allocKeysUnpacked_ = 0;
   std::uint64_t attachedReads_ = 0;
+  std::uint64_t sharedReads_ = 0;
+  std::uint64_t sharedMapsMade_ = 0;
+  // Send buffers shared with on-node receivers (ONESIDED_COLL_SHARE: auto, always, never),
+  // for streams from zcopyShared_ bytes.
+  enum class ShareMode : std::uint8_t { kNever, kAuto, kAlways };
+  ShareMode share_ = ShareMode::kAuto;
+  std::size_t zcopyShared_ = 0;
+  transport::SharedPagesCache* sharedSends_ = nullptr;
   std::uint64_t entered_ = 0;  // collectives begun on the channel (enter())
   std::uint64_t part_ = 0;     // parts of the present one begun after its first (nextCall())
   /// Where this rank is: the call and its part.

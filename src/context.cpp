@@ -18,6 +18,7 @@
 #include "log.hpp"
 #include "onesided/comm.hpp"
 #include "onesided/errors.hpp"
+#include "transport/shared_pages.hpp"
 #include "transport/transport.hpp"
 #include "window/am.hpp"
 #include "window/sync.hpp"
@@ -228,6 +229,11 @@ bool Context::freeMemory(void* p) {
   if (allocations_.erase(reinterpret_cast<std::uintptr_t>(p)) == 0) return false;
   ++memoryFrees_;
   return true;
+}
+
+transport::SharedPagesCache& Context::sharedSends(bool firstUse) {
+  if (!sharedSends_) sharedSends_ = std::make_unique<transport::SharedPagesCache>(firstUse);
+  return *sharedSends_;
 }
 
 const std::vector<std::byte>* Context::memoryKey(const void* p, std::size_t len) {

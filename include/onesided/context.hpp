@@ -19,6 +19,7 @@ namespace transport {
 class Transport;
 class Endpoint;
 class MemoryRegion;
+class SharedPagesCache;
 }  // namespace transport
 
 class Comm;
@@ -89,6 +90,9 @@ class Context {
   const std::vector<std::byte>* memoryKey(const void* p, std::size_t len);
   /// How many allocMemory regions have been freed so far.
   [[nodiscard]] std::uint64_t memoryFrees() const noexcept { return memoryFrees_; }
+  /// Collectives' send buffers shared with on-node receivers (made on first use; `firstUse`
+  /// as ONESIDED_COLL_SHARE says, the same for every caller).
+  transport::SharedPagesCache& sharedSends(bool firstUse);
 
   // ---- for the runtime's own layers (windows, collectives, C API) ----
   transport::Transport& transport() { return *transport_; }
@@ -194,6 +198,7 @@ class Context {
   [[nodiscard]] const Allocation* findAllocation(const void* p, std::size_t len) const;
   std::map<std::uintptr_t, Allocation> allocations_;  // by base
   std::uint64_t memoryFrees_ = 0;
+  std::unique_ptr<transport::SharedPagesCache> sharedSends_;
   bool finalized_ = false;
 };
 

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -18,6 +19,10 @@
 #include <vector>
 
 #include "log.hpp"
+
+#ifdef ONESIDED_HAVE_UCX
+#include <ucm/api/ucm.h>
+#endif
 
 namespace onesided::transport {
 namespace {
@@ -94,8 +99,18 @@ struct Entry {
   std::uint64_t hi;
   int fd;
   std::uint64_t inode;
-  int refs;
+  int refs;      // handles; 0: dormant (kept shared, no handle: the next share() reuses it)
+  bool restore;  // every handle asked for private memory back at the end
+  bool stale;    // the range no longer maps this memfd: never handed out again
 };
+
+/// Whether [e.lo, e.hi) still maps e's memfd (the program may have unmapped the memory and
+/// mapped other memory there since, before whoever holds the entry has heard of it).
+bool live(const Entry& e) {
+  return covered(e.lo, e.hi, [&](const Mapping& m) {
+    return m.inode == e.inode && m.path.find(kMemfdName) != std::string::npos;
+  });
+}
 
 struct Registry {
   std::mutex mutex;
@@ -146,7 +161,7 @@ std::unique_ptr<SharedPages> nothing(const char* why, std::uint64_t lo, std::uin
 
 }  // namespace
 
-std::unique_ptr<SharedPages> SharedPages::share(void* base, std::size_t len) {
+std::unique_ptr<SharedPages> SharedPages::share(void* base, std::size_t len, bool restore) {
   const std::uint64_t page = pageSize();
   const auto b = reinterpret_cast<std::uint64_t>(base);
   const std::uint64_t lo = (b + page - 1) & ~(page - 1);
@@ -156,12 +171,26 @@ std::unique_ptr<SharedPages> SharedPages::share(void* base, std::size_t len) {
 
   auto& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mutex);
-  for (Entry& e : reg.entries) {
+  for (auto it = reg.entries.begin(); it != reg.entries.end();) {
+    Entry& e = *it;
+    if (e.stale || hi <= e.lo || e.hi <= lo) {
+      ++it;
+      continue;
+    }
+    if (!live(e)) {  // replaced under its holders: they drop it in their own time
+      e.stale = true;
+      if (e.refs == 0) {
+        close(e.fd);
+        it = reg.entries.erase(it);
+      }
+      continue;
+    }
     if (e.lo <= lo && hi <= e.hi) {
       ++e.refs;
+      e.restore = e.restore && restore;
       return std::unique_ptr<SharedPages>(new SharedPages({lo, hi, lo - e.lo, e.inode, e.fd}));
     }
-    if (lo < e.hi && e.lo < hi) return nothing("partly overlaps another window's pages", lo, hi);
+    return nothing("partly overlaps another shared range", lo, hi);
   }
   if (!covered(lo, hi, privateAnonymous)) return nothing("not private anonymous memory", lo, hi);
 
@@ -174,7 +203,7 @@ std::unique_ptr<SharedPages> SharedPages::share(void* base, std::size_t len) {
     close(fd);
     return nothing("a system call failed", lo, hi);
   }
-  reg.entries.push_back({lo, hi, fd, static_cast<std::uint64_t>(st.st_ino), 1});
+  reg.entries.push_back({lo, hi, fd, static_cast<std::uint64_t>(st.st_ino), 1, restore, false});
   SPDLOG_LOGGER_DEBUG(&log::core(), "shared pages: [{:#x}, {:#x}) now in memfd fd {}", lo, hi, fd);
   return std::unique_ptr<SharedPages>(
       new SharedPages({lo, hi, 0, static_cast<std::uint64_t>(st.st_ino), fd}));
@@ -184,14 +213,19 @@ SharedPages::~SharedPages() {
   auto& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mutex);
   for (auto it = reg.entries.begin(); it != reg.entries.end(); ++it) {
-    if (it->inode != info_.inode || --it->refs > 0) continue;
+    if (it->inode != info_.inode) continue;
+    if (gone_) it->stale = true;
+    if (--it->refs > 0) return;
+    if (!it->restore && !it->stale) return;  // dormant: the pages stay shared, for reuse
     const Entry e = *it;
     reg.entries.erase(it);
+    if (!e.restore) {  // gone already: only the memfd goes
+      close(e.fd);
+      return;
+    }
     // Only move the content back if the pages are still ours: a program that unmapped the
     // memory before MPI_Win_free may have something else there now.
-    const bool ours = covered(e.lo, e.hi, [&](const Mapping& m) {
-      return m.inode == e.inode && m.path.find(kMemfdName) != std::string::npos;
-    });
+    const bool ours = !e.stale && live(e);
     if (ours) {
       if (!unshareRange(e.lo, e.hi, e.fd)) {
         log::core().warn(
@@ -208,6 +242,150 @@ SharedPages::~SharedPages() {
     close(e.fd);
     return;
   }
+}
+
+#ifdef ONESIDED_HAVE_UCX
+namespace {
+/// ucm calls this before memory leaves the address space, on whatever thread unmaps it.
+void onUnmap(ucm_event_type_t type, ucm_event_t* event, void* arg) {
+  if (type != UCM_EVENT_VM_UNMAPPED) return;
+  const auto lo = reinterpret_cast<std::uintptr_t>(event->vm_unmapped.address);
+  static_cast<SharedPagesCache*>(arg)->invalidate(lo, lo + event->vm_unmapped.size);
+}
+}  // namespace
+#endif
+
+SharedPagesCache::SharedPagesCache(bool firstUse, bool listen) : firstUse_(firstUse) {
+  if (!enabled()) return;
+  if (!listen) {
+    active_ = true;
+    return;
+  }
+#ifdef ONESIDED_HAVE_UCX
+  const ucs_status_t s = ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 1000, onUnmap, this);
+  active_ = listening_ = s == UCS_OK;
+  if (!active_) {
+    log::core().debug("shared send buffers off: no memory events ({})", ucs_status_string(s));
+  }
+#endif
+}
+
+SharedPagesCache::~SharedPagesCache() {
+#ifdef ONESIDED_HAVE_UCX
+  if (listening_) ucm_unset_event_handler(UCM_EVENT_VM_UNMAPPED, onUnmap, this);
+#endif
+}
+
+void SharedPagesCache::invalidate(std::uintptr_t lo, std::uintptr_t hi) noexcept {
+  while (pendingLock_.test_and_set(std::memory_order_acquire)) {
+  }
+  if (pendingCount_ < kPending) {
+    pendingLo_[pendingCount_] = lo;
+    pendingHi_[pendingCount_] = hi;
+    ++pendingCount_;
+  } else {
+    pendingAll_ = true;
+  }
+  anyPending_.store(true, std::memory_order_release);
+  pendingLock_.clear(std::memory_order_release);
+}
+
+void SharedPagesCache::drain(std::uintptr_t keepLo, std::uintptr_t keepHi) {
+  if (!anyPending_.load(std::memory_order_acquire)) return;
+  std::uintptr_t lo[kPending];
+  std::uintptr_t hi[kPending];
+  while (pendingLock_.test_and_set(std::memory_order_acquire)) {
+  }
+  const int n = pendingCount_;
+  std::copy_n(pendingLo_, n, lo);
+  std::copy_n(pendingHi_, n, hi);
+  const bool all = pendingAll_;
+  pendingCount_ = 0;
+  pendingAll_ = false;
+  anyPending_.store(false, std::memory_order_relaxed);
+  pendingLock_.clear(std::memory_order_release);
+  auto drop = [&](std::uintptr_t a, std::uintptr_t b) {
+    for (auto it = entries_.begin(); it != entries_.end();) {
+      if (it->lo < b && a < it->hi) {
+        if (it->pages) {
+          it->pages->forget();
+          bytes_ -= it->hi - it->lo;
+          ++drops_;
+          SPDLOG_LOGGER_DEBUG(&log::core(), "shared send buffer [{:#x}, {:#x}) unmapped: dropped",
+                              it->lo, it->hi);
+        }
+        it = entries_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  };
+  if (all) {
+    drop(0, UINTPTR_MAX);
+    return;
+  }
+  for (int i = 0; i < n; ++i) {
+    if (keepLo <= lo[i] && hi[i] <= keepHi) continue;
+    drop(lo[i], hi[i]);
+  }
+}
+
+std::size_t SharedPagesCache::sharedRanges() const noexcept {
+  return static_cast<std::size_t>(std::count_if(entries_.begin(), entries_.end(),
+                                                [](const Entry& e) { return e.pages != nullptr; }));
+}
+
+SharedPagesInfo SharedPagesCache::find(const void* p, std::size_t len, const void* owner,
+                                       std::uint64_t call) {
+  if (!active_) return {};
+
+  drain();
+  const std::uint64_t page = pageSize();
+  const auto b = reinterpret_cast<std::uintptr_t>(p);
+  const std::uintptr_t lo = (b + page - 1) & ~(page - 1);
+  const std::uintptr_t hi = (b + len) & ~(page - 1);
+  if (hi <= lo) return {};
+  Entry* seen = nullptr;
+  for (Entry& e : entries_) {
+    if (e.pages && e.lo <= lo && hi <= e.hi) {
+      const SharedPagesInfo& in = e.pages->info();
+      return {lo, hi, in.fileOffset + (lo - e.lo), in.inode, in.fd};
+    }
+    if (!e.pages && e.lo == lo && e.hi == hi) seen = &e;
+  }
+  if (seen == nullptr) {
+    if (entries_.size() - sharedRanges() >= kMaxSeen) {  // forget the oldest sighting
+      entries_.erase(
+          std::find_if(entries_.begin(), entries_.end(), [](const Entry& e) { return !e.pages; }));
+    }
+    entries_.push_back({lo, hi, nullptr, false, owner, call});
+    seen = &entries_.back();
+    if (!firstUse_) return {};
+  } else if (seen->failed || (!firstUse_ && seen->owner == owner && seen->call == call)) {
+    return {};
+  }
+  seen = nullptr;  // drain() below may erase entries
+  if (sharedRanges() >= kMaxShared || bytes_ + (hi - lo) > kMaxBytes) return {};
+  // Whole pages: share() takes exactly [lo, hi). Its mmap over the range reports the range as
+  // unmapped; that event is the cache's own, not the program's.
+  drain();
+  auto pages = SharedPages::share(reinterpret_cast<void*>(lo), hi - lo, false);  // NOLINT
+  drain(lo, hi);
+  // drain() may have dropped entries (events of other ranges): find the sighting again.
+  auto it = std::find_if(entries_.begin(), entries_.end(),
+                         [&](const Entry& e) { return !e.pages && e.lo == lo && e.hi == hi; });
+  if (it == entries_.end()) {
+    entries_.push_back({lo, hi, nullptr, false, owner, call});
+    it = entries_.end() - 1;
+  }
+
+  if (!pages) {
+    it->failed = true;
+    return {};
+  }
+  bytes_ += hi - lo;
+  it->pages = std::move(pages);
+  return it->pages->info();
 }
 
 std::unique_ptr<PeerPages> PeerPages::attach(pid_t owner, const SharedPagesInfo& info) {

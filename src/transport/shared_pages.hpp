@@ -25,9 +25,11 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace onesided::transport {
 
@@ -45,15 +47,83 @@ struct SharedPagesInfo {
 class SharedPages {
  public:
   /// nullptr when nothing can be shared (see the file comment); the reason is logged at debug.
-  static std::unique_ptr<SharedPages> share(void* base, std::size_t len);
+  /// `restore`: whether the last handle's end moves the content back into private memory
+  /// (false: the pages stay shared, for memory the program may be using on other threads by
+  /// then, where the copy back could lose a store; a range stays so if any handle said false).
+  static std::unique_ptr<SharedPages> share(void* base, std::size_t len, bool restore = true);
   ~SharedPages();
   SharedPages(const SharedPages&) = delete;
   SharedPages& operator=(const SharedPages&) = delete;
   [[nodiscard]] const SharedPagesInfo& info() const noexcept { return info_; }
+  /// The memory was unmapped or replaced: the range is never handed out again, and the end of
+  /// the last handle only closes the memfd.
+  void forget() noexcept { gone_ = true; }
 
  private:
   explicit SharedPages(const SharedPagesInfo& info) : info_(info) {}
   SharedPagesInfo info_;
+  bool gone_ = false;
+};
+
+/// Owner side: a collective's send buffers, shared so that on-node receivers copy straight out
+/// of them (one copy, where the scratch ring takes two). A range is shared on its second use
+/// in a later collective (a buffer used once would pay a copy and several system calls for
+/// nothing), or at once with `firstUse`; a range that could not be shared is not tried again.
+/// Shared ranges stay so (never moved back: the program owns the memory between collectives,
+/// and other threads may be writing it) until the program unmaps or replaces the memory: the
+/// process's unmap events (UCX's ucm hooks: munmap, mmap over it, mremap, brk, madvise) drop
+/// every entry they touch before the next lookup, so a freed buffer whose address comes back
+/// is never read through its old memfd. Without those events nothing is shared.
+/// Bounded: kMaxShared ranges and kMaxBytes in all; past that, nothing more is shared.
+class SharedPagesCache {
+ public:
+  explicit SharedPagesCache(bool firstUse, bool listen = true);
+  ~SharedPagesCache();
+  SharedPagesCache(const SharedPagesCache&) = delete;
+  SharedPagesCache& operator=(const SharedPagesCache&) = delete;
+
+  /// The shared whole pages of [p, p + len) (lo == hi: none), sharing them now when due.
+  /// `owner` and `call` name the collective asking: a range seen before only in the same one
+  /// is not yet due.
+  SharedPagesInfo find(const void* p, std::size_t len, const void* owner, std::uint64_t call);
+  /// Shared ranges dropped so far (receivers forget their mappings of mine when it changes).
+  [[nodiscard]] std::uint64_t drops() const noexcept { return drops_; }
+  /// Whether anything can be shared (unmap events reach the cache).
+  [[nodiscard]] bool active() const noexcept { return active_; }
+  /// Queues [lo, hi) as unmapped (the hook's side: any thread, no allocation).
+  void invalidate(std::uintptr_t lo, std::uintptr_t hi) noexcept;
+  [[nodiscard]] std::size_t sharedRanges() const noexcept;
+
+  static constexpr std::size_t kMaxShared = 64;
+  static constexpr std::size_t kMaxSeen = 64;
+  static constexpr std::uint64_t kMaxBytes = std::uint64_t{1} << 30;
+
+ private:
+  struct Entry {
+    std::uintptr_t lo = 0;
+    std::uintptr_t hi = 0;
+    std::unique_ptr<SharedPages> pages;  // null: seen (or failed) only
+    bool failed = false;
+    const void* owner = nullptr;  // the collective that saw it first
+    std::uint64_t call = 0;
+  };
+  /// Applies queued unmap events, except those inside [keepLo, keepHi) (the cache's own
+  /// mmap over a range it has just shared reports that range as unmapped).
+  void drain(std::uintptr_t keepLo = 0, std::uintptr_t keepHi = 0);
+
+  bool firstUse_;
+  bool active_ = false;
+  bool listening_ = false;
+  std::vector<Entry> entries_;
+  std::uint64_t bytes_ = 0;
+  std::uint64_t drops_ = 0;
+  static constexpr int kPending = 64;
+  std::atomic<bool> anyPending_{false};
+  std::atomic_flag pendingLock_ = ATOMIC_FLAG_INIT;
+  std::uintptr_t pendingLo_[kPending] = {};
+  std::uintptr_t pendingHi_[kPending] = {};
+  int pendingCount_ = 0;
+  bool pendingAll_ = false;
 };
 
 /// Peer side: the owner's shared pages mapped into this process.

@@ -13,14 +13,37 @@
  *     new memory), in alternating sizes so addresses are reused. */
 #include "mpitest.h"
 
+/* Built twice: as coll_alloc_mem, and with COLL_MALLOC as coll_malloc, where the buffers come
+ * from malloc: on one node their receivers read large send buffers through the pages the
+ * sender shares for them (ONESIDED_COLL_SHARE), and freed buffers whose addresses come back
+ * must never be read through the old memory. */
+#ifdef COLL_MALLOC
+#define PROGRAM "coll_malloc"
+#else
+#define PROGRAM "coll_alloc_mem"
+#endif
+
 enum { kHole = -7 };
 static int val(int from, int to, long k) { return (int)(from * 1000003L + to * 1009L + k); }
 
 static int* alloc_ints(long n) {
   int* p = NULL;
+#ifdef COLL_MALLOC
+  p = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
+  MT_EXPECT(p != NULL, "malloc of %ld ints failed", n);
+#else
   MT_CHECK(MPI_Alloc_mem((MPI_Aint)(n > 0 ? n : 1) * (MPI_Aint)sizeof(int), MPI_INFO_NULL, &p));
+#endif
   for (long i = 0; i < n; ++i) p[i] = kHole;
   return p;
+}
+
+static void free_ints(int* p) {
+#ifdef COLL_MALLOC
+  free(p);
+#else
+  MT_CHECK(MPI_Free_mem(p));
+#endif
 }
 
 static void check_alltoall(int P, int me, long n, int round) {
@@ -50,9 +73,9 @@ static void check_alltoall(int P, int me, long n, int round) {
   MT_EXPECT(bad == 0, "alltoall into a strided type, %ld ints, round %d: %ld wrong", n, round, bad);
   MT_CHECK(MPI_Type_free(&blk));
   MT_CHECK(MPI_Type_free(&every2));
-  MT_CHECK(MPI_Free_mem(r2));
-  MT_CHECK(MPI_Free_mem(r));
-  MT_CHECK(MPI_Free_mem(s));
+  free_ints(r2);
+  free_ints(r);
+  free_ints(s);
 }
 
 static void check_alltoallv(int P, int me, long n, int round) {
@@ -77,8 +100,8 @@ static void check_alltoallv(int P, int me, long n, int round) {
   for (int j = 0; j < P; ++j)
     for (long k = 0; k < rc[j]; ++k) bad += r[rd[j] + k] != val(j, me, k + round);
   MT_EXPECT(bad == 0, "alltoallv around %ld ints, round %d: %ld wrong", n, round, bad);
-  MT_CHECK(MPI_Free_mem(r));
-  MT_CHECK(MPI_Free_mem(s));
+  free_ints(r);
+  free_ints(s);
   free(sc);
   free(sd);
   free(rc);
@@ -129,8 +152,8 @@ static void check_rooted(int P, int me, long n, int round) {
   bad = 0;
   for (long k = 0; k < n; ++k) bad += r[k] != tri * (int)((k + round) % 1000);
   MT_EXPECT(bad == 0, "allreduce of %ld ints, round %d: %ld wrong", n, round, bad);
-  MT_CHECK(MPI_Free_mem(r));
-  MT_CHECK(MPI_Free_mem(s));
+  free_ints(r);
+  free_ints(s);
 }
 
 /* Even ranks send from an MPI_Alloc_mem region at an offset into it, odd ranks from malloc:
@@ -152,9 +175,9 @@ static void check_mixed(int P, int me, long n) {
   for (int j = 0; j < P; ++j)
     for (long k = 0; k < n; ++k) bad += r[j * n + k] != val(j, me, k + 11);
   MT_EXPECT(bad == 0, "alltoall from mixed buffers, %ld ints: %ld wrong", n, bad);
-  MT_CHECK(MPI_Free_mem(r));
+  free_ints(r);
   if (region != NULL) {
-    MT_CHECK(MPI_Free_mem(region));
+    free_ints(region);
   } else {
     free(s);
   }
@@ -177,6 +200,6 @@ int main(int argc, char** argv) {
     }
   }
   check_mixed(P, me, 20000);
-  if (me == 0) printf("coll_alloc_mem: %d ranks done\n", P);
+  if (me == 0) printf(PROGRAM ": %d ranks done\n", P);
   return mt_finish();
 }

@@ -4,6 +4,8 @@
 // through put + flush as on an RDMA NIC), with each algorithm forced, with streams from 64 bytes
 // by rendezvous (the receiver reads the sender's buffer), and with a tiny scratch chunk so every
 // transfer is many chunks through the two halves of a slot.
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -460,6 +462,7 @@ TEST_P(Collectives, RendezvousByAttachOrKey) {
   if (chunk != 0 || n < 2) GTEST_SKIP() << "rendezvous runs with the default chunk, 2+ ranks";
   for (const bool attach : {true, false}) {
     setenv("ONESIDED_COLL_ATTACH", attach ? "1" : "0", 1);  // 1: whatever it costs here
+    setenv("ONESIDED_COLL_SHARE", "never", 1);
     spawn(n, transport, [&](Context& ctx) {
       families(ctx.world());
       families(ctx.world());  // the first collectives go by key: a peer probes when it resolves
@@ -472,6 +475,77 @@ TEST_P(Collectives, RendezvousByAttachOrKey) {
       }
     });
     unsetenv("ONESIDED_COLL_ATTACH");
+    unsetenv("ONESIDED_COLL_SHARE");
+  }
+}
+
+// Send buffers shared with on-node receivers (ONESIDED_COLL_SHARE): the whole pages of a
+// stream go into a memfd the receiver maps, the partial pages at its ends in the ready chunk.
+// Checked: every family's serial answer with sharing on first use (always) and on second use
+// (auto), a buffer changed between calls, and buffers unmapped and mapped again at (usually)
+// the same address with new content, which must never be read through the old memfd.
+TEST_P(Collectives, SharedSendPages) {
+  auto [transport, n, alg, chunk] = GetParam();
+  if (chunk != 0 || n < 2) GTEST_SKIP() << "rendezvous runs with the default chunk, 2+ ranks";
+  unsetenv("ONESIDED_COLL_RING");  // room in the ready chunk for the partial pages
+  unsetenv("ONESIDED_COLL_CELL");
+  const bool loadStore = transport != "self_deferred" && transport != "verbs";
+  for (const char* mode : {"always", "auto"}) {
+    setenv("ONESIDED_COLL_SHARE", mode, 1);
+    spawn(n, transport, [&](Context& ctx) {
+      Comm& c = ctx.world();
+      const int p = c.size();
+      const int me = c.rank();
+      families(c);
+      families(c);
+      const detail::Channel& ch = c.channel();
+      constexpr int kCount = 9000;  // 36000 bytes a block: 8 whole pages and two partial ones
+      const std::size_t u = static_cast<std::size_t>(kCount) * static_cast<std::size_t>(p);
+      // Fresh pages (heap pages may still be shared from an earlier test's ranks, at other
+      // offsets: a range that partly overlaps one is not shared).
+      const std::size_t bytes = u * sizeof(int) + 100;
+      void* sm = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      ASSERT_NE(sm, MAP_FAILED);
+      int* s = reinterpret_cast<int*>(static_cast<char*>(sm) + 100);
+      std::vector<int> r(u);
+      for (int round = 0; round < 3; ++round) {  // the same buffer, new content each time
+        for (int j = 0; j < p; ++j) {
+          for (int k = 0; k < kCount; ++k) s[j * kCount + k] = v(me, j, k + round);
+        }
+        std::fill(r.begin(), r.end(), -7);
+        coll::alltoall(c, s, kCount, &intType(), r.data(), kCount, &intType());
+        for (int j = 0; j < p; ++j) {
+          for (int k = 0; k < kCount; ++k) {
+            ASSERT_EQ(r[j * kCount + k], v(j, me, k + round)) << "round " << round << " from " << j;
+          }
+        }
+      }
+      // Without memory events (a build without UCX) nothing is shared.
+      if (loadStore && ctx.sharedSends(false).active()) {
+        EXPECT_GT(ch.sharedReads(), 0U) << mode;
+      }
+      ASSERT_EQ(munmap(sm, bytes), 0);
+      // Memory unmapped and mapped again: the receivers must see the new pages' content.
+      for (int round = 0; round < 4; ++round) {
+        void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        ASSERT_NE(m, MAP_FAILED);
+        int* b = reinterpret_cast<int*>(static_cast<char*>(m) + 100);  // unaligned blocks
+        for (int call = 0; call < 2; ++call) {                         // auto shares on the second
+          for (int j = 0; j < p; ++j) {
+            for (int k = 0; k < kCount; ++k) b[j * kCount + k] = v(me, j, k + 7 * round + call);
+          }
+          coll::alltoall(c, b, kCount, &intType(), r.data(), kCount, &intType());
+          for (int j = 0; j < p; ++j) {
+            for (int k = 0; k < kCount; ++k) {
+              ASSERT_EQ(r[j * kCount + k], v(j, me, k + 7 * round + call))
+                  << "mapping " << round << " call " << call << " from " << j;
+            }
+          }
+        }
+        ASSERT_EQ(munmap(m, bytes), 0);
+      }
+    });
+    unsetenv("ONESIDED_COLL_SHARE");
   }
 }
 
@@ -487,6 +561,7 @@ TEST_P(Collectives, AttachWhereTheReceiverTakesOneStream) {
     GTEST_SKIP() << "no load / store path between the ranks";
   }
   setenv("ONESIDED_COLL_ATTACH", "1", 1);
+  setenv("ONESIDED_COLL_SHARE", "never", 1);
   spawn(n, transport, [&](Context& ctx) {
     Comm& c = ctx.world();
     const int p = c.size();
@@ -544,6 +619,7 @@ TEST_P(Collectives, AttachWhereTheReceiverTakesOneStream) {
     EXPECT_GT(ch.attachedReads(), before) << "the alltoall did not read by attach";
   });
   unsetenv("ONESIDED_COLL_ATTACH");
+  unsetenv("ONESIDED_COLL_SHARE");
 }
 
 // Allreduce of a vector of 80 KiB (recursive halving on 2 and 8 ranks): a count that does
