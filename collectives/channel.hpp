@@ -30,7 +30,12 @@
 // the sender's pid, which the identity line gives. A receiver checks once per peer that it can
 // (the kernel may refuse: ptrace permission, another pid namespace) by reading the nonce of
 // that line both ways, and tells the sender in the second word of its fin line for the peer;
-// until then, or if it cannot, the stream goes by key as above.
+// until then, or if it cannot, the stream goes by key as above. Where that check passed, a
+// send buffer of ordinary private memory used again goes through shared pages instead
+// (ONESIDED_COLL_SHARE): the sender has moved its whole pages into a memfd
+// (transport::SharedPagesCache), the chunk names that memfd and carries the partial pages at
+// both ends, and the receiver maps the memfd (kept mapped per peer) and copies with loads, as
+// from an MPI_Alloc_mem region.
 //
 // There is no matching and no tags: a collective's algorithm decides, on both sides, which
 // member writes which stream to which member in which phase; run() moves one phase. Sends are

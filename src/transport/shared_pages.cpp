@@ -171,6 +171,7 @@ std::unique_ptr<SharedPages> SharedPages::share(void* base, std::size_t len, boo
 
   auto& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mutex);
+  std::vector<std::uint64_t> absorbed;  // dormant entries inside [lo, hi), by inode
   for (auto it = reg.entries.begin(); it != reg.entries.end();) {
     Entry& e = *it;
     if (e.stale || hi <= e.lo || e.hi <= lo) {
@@ -190,9 +191,20 @@ std::unique_ptr<SharedPages> SharedPages::share(void* base, std::size_t len, boo
       e.restore = e.restore && restore;
       return std::unique_ptr<SharedPages>(new SharedPages({lo, hi, lo - e.lo, e.inode, e.fd}));
     }
+    if (e.refs == 0 && lo <= e.lo && e.hi <= hi) {
+      // Dormant and inside: the new memfd takes its pages over (shareRange copies them).
+      absorbed.push_back(e.inode);
+      ++it;
+      continue;
+    }
     return nothing("partly overlaps another shared range", lo, hi);
   }
-  if (!covered(lo, hi, privateAnonymous)) return nothing("not private anonymous memory", lo, hi);
+  const bool ok = covered(lo, hi, [&](const Mapping& m) {
+    return privateAnonymous(m) ||
+           (std::find(absorbed.begin(), absorbed.end(), m.inode) != absorbed.end() &&
+            m.path.find(kMemfdName) != std::string::npos);
+  });
+  if (!ok) return nothing("not private anonymous memory", lo, hi);
 
   const int fd = memfd_create(kMemfdName, MFD_CLOEXEC);
   if (fd < 0) return nothing("memfd_create failed", lo, hi);
@@ -203,6 +215,11 @@ std::unique_ptr<SharedPages> SharedPages::share(void* base, std::size_t len, boo
     close(fd);
     return nothing("a system call failed", lo, hi);
   }
+  std::erase_if(reg.entries, [&](const Entry& e) {
+    if (std::find(absorbed.begin(), absorbed.end(), e.inode) == absorbed.end()) return false;
+    close(e.fd);  // its pages are the new memfd's now
+    return true;
+  });
   reg.entries.push_back({lo, hi, fd, static_cast<std::uint64_t>(st.st_ino), 1, restore, false});
   SPDLOG_LOGGER_DEBUG(&log::core(), "shared pages: [{:#x}, {:#x}) now in memfd fd {}", lo, hi, fd);
   return std::unique_ptr<SharedPages>(
@@ -365,6 +382,17 @@ SharedPagesInfo SharedPagesCache::find(const void* p, std::size_t len, const voi
     return {};
   }
   seen = nullptr;  // drain() below may erase entries
+  // Ranges of mine inside this one are given up for it (a buffer's later collectives send
+  // larger blocks): receivers drop their mappings of them when they see the drop count.
+  for (auto e = entries_.begin(); e != entries_.end();) {
+    if (e->pages && lo <= e->lo && e->hi <= hi) {
+      bytes_ -= e->hi - e->lo;
+      ++drops_;
+      e = entries_.erase(e);
+    } else {
+      ++e;
+    }
+  }
   if (sharedRanges() >= kMaxShared || bytes_ + (hi - lo) > kMaxBytes) return {};
   // Whole pages: share() takes exactly [lo, hi). Its mmap over the range reports the range as
   // unmapped; that event is the cache's own, not the program's.

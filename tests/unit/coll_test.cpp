@@ -508,15 +508,18 @@ TEST_P(Collectives, SharedSendPages) {
       ASSERT_NE(sm, MAP_FAILED);
       int* s = reinterpret_cast<int*>(static_cast<char*>(sm) + 100);
       std::vector<int> r(u);
-      for (int round = 0; round < 3; ++round) {  // the same buffer, new content each time
+      // The same buffer, new content each time; blocks of half the size first, so that the
+      // larger blocks' ranges contain ranges shared before (taken over by a new memfd).
+      for (int round = 0; round < 5; ++round) {
+        const int n = round < 2 ? kCount / 2 : kCount;
         for (int j = 0; j < p; ++j) {
-          for (int k = 0; k < kCount; ++k) s[j * kCount + k] = v(me, j, k + round);
+          for (int k = 0; k < n; ++k) s[j * n + k] = v(me, j, k + round);
         }
         std::fill(r.begin(), r.end(), -7);
-        coll::alltoall(c, s, kCount, &intType(), r.data(), kCount, &intType());
+        coll::alltoall(c, s, n, &intType(), r.data(), n, &intType());
         for (int j = 0; j < p; ++j) {
-          for (int k = 0; k < kCount; ++k) {
-            ASSERT_EQ(r[j * kCount + k], v(j, me, k + round)) << "round " << round << " from " << j;
+          for (int k = 0; k < n; ++k) {
+            ASSERT_EQ(r[j * n + k], v(j, me, k + round)) << "round " << round << " from " << j;
           }
         }
       }

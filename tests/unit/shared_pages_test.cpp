@@ -176,5 +176,51 @@ TEST(SharedPages, PeerRejectsAStaleKey) {
   EXPECT_EQ(PeerPages::attach(getpid(), wrong), nullptr);
 }
 
+// Ranges shared for collectives (restore = false) stay shared with no handle left (dormant):
+// a later share of the range or of a part reuses the memfd, a larger one takes the pages over
+// into a new memfd with their content, and memory unmapped and mapped again is never handed
+// out through the old memfd.
+TEST(SharedPages, DormantRangesAreReusedTakenOverOrDropped) {
+  void* m = mmap(nullptr, 8 * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(m, MAP_FAILED);
+  auto* b = static_cast<std::byte*>(m);
+  fill(b, 8 * kPage, 9);
+  auto first = SharedPages::share(b + 2 * kPage, 2 * kPage, false);
+  ASSERT_NE(first, nullptr);
+  const std::uint64_t inode = first->info().inode;
+  first.reset();
+  EXPECT_TRUE(memfdAt(b + 2 * kPage)) << "not moved back: restore = false";
+  auto again = SharedPages::share(b + 3 * kPage, kPage, false);
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(again->info().inode, inode);
+  again.reset();
+  auto larger = SharedPages::share(b, 8 * kPage, false);
+  ASSERT_NE(larger, nullptr) << "a dormant range inside is taken over";
+  EXPECT_NE(larger->info().inode, inode);
+  EXPECT_TRUE(holds(b, 8 * kPage, 9));
+  auto peer = PeerPages::attach(getpid(), larger->info());
+  ASSERT_NE(peer, nullptr);
+  EXPECT_TRUE(holds(peer->local(), 8 * kPage, 9));
+  peer.reset();
+  const std::uint64_t largerInode = larger->info().inode;
+  larger.reset();
+  // Unmapped and mapped again at the same address: private memory, a new memfd.
+  ASSERT_EQ(munmap(m, 8 * kPage), 0);
+  void* m2 = mmap(m, 8 * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(m2, MAP_FAILED);
+  auto* b2 = static_cast<std::byte*>(m2);
+  fill(b2, 8 * kPage, 10);
+  auto fresh = SharedPages::share(b2, 8 * kPage, false);
+  ASSERT_NE(fresh, nullptr);
+  EXPECT_NE(fresh->info().inode, largerInode);
+  auto peer2 = PeerPages::attach(getpid(), fresh->info());
+  ASSERT_NE(peer2, nullptr);
+  EXPECT_TRUE(holds(peer2->local(), 8 * kPage, 10));
+  peer2.reset();
+  fresh->forget();  // as the cache does on an unmap event: the memfd goes with the handle
+  fresh.reset();
+  munmap(m2, 8 * kPage);
+}
+
 }  // namespace
 }  // namespace onesided::transport
