@@ -8,24 +8,7 @@
 
 #include "log.hpp"
 
-#ifdef ONESIDED_HAVE_UCX
-#include <ucm/api/ucm.h>
-#endif
-
 namespace onesided::transport {
-namespace {
-
-#ifdef ONESIDED_HAVE_UCX
-/// ucm calls this before memory leaves the address space, on whatever thread unmaps it.
-void onUnmap(ucm_event_type_t type, ucm_event_t* event, void* arg) {
-  if (type != UCM_EVENT_VM_UNMAPPED) return;
-  const auto lo = reinterpret_cast<std::uintptr_t>(event->vm_unmapped.address);
-  static_cast<RegCache*>(arg)->invalidate(lo, lo + event->vm_unmapped.size);
-}
-#endif
-
-}  // namespace
-
 RegCache::RegCache(RegisterFn reg, DeregisterFn dereg, Limits limits, bool listen)
     : reg_(std::move(reg)), dereg_(std::move(dereg)), limits_(limits) {
   const long page = sysconf(_SC_PAGESIZE);
@@ -35,23 +18,11 @@ RegCache::RegCache(RegisterFn reg, DeregisterFn dereg, Limits limits, bool liste
     active_ = true;
     return;
   }
-#ifdef ONESIDED_HAVE_UCX
-  const ucs_status_t s = ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 1000, onUnmap, this);
-  if (s == UCS_OK) {
-    active_ = listening_ = true;
-  } else {
-    log::core().info(
-        "registration cache off: no memory events ({}); unregistered buffers are "
-        "copied through bounce buffers",
-        ucs_status_string(s));
-  }
-#endif
+  active_ = events_.listen(
+      "registration cache off (unregistered buffers are copied through bounce buffers)");
 }
 
 RegCache::~RegCache() {
-#ifdef ONESIDED_HAVE_UCX
-  if (listening_) ucm_unset_event_handler(UCM_EVENT_VM_UNMAPPED, onUnmap, this);
-#endif
   for (Entry* e : lru_) {
     if (e->holds > 0) log::core().warn("registration cache: an entry is still held at the end");
     destroy(e);
@@ -61,41 +32,10 @@ RegCache::~RegCache() {
   }
 }
 
-void RegCache::invalidate(std::uintptr_t lo, std::uintptr_t hi) noexcept {
-  while (pendingLock_.test_and_set(std::memory_order_acquire)) {
-  }
-  if (pendingCount_ < kPending) {
-    pendingLo_[pendingCount_] = lo;
-    pendingHi_[pendingCount_] = hi;
-    ++pendingCount_;
-  } else {
-    pendingAll_ = true;
-  }
-  anyPending_.store(true, std::memory_order_release);
-  pendingLock_.clear(std::memory_order_release);
-}
+void RegCache::invalidate(std::uintptr_t lo, std::uintptr_t hi) noexcept { events_.push(lo, hi); }
 
 void RegCache::drain() {
-  if (!anyPending_.load(std::memory_order_acquire)) return;
-  std::uintptr_t lo[kPending];
-  std::uintptr_t hi[kPending];
-  int n = 0;
-  bool all = false;
-  while (pendingLock_.test_and_set(std::memory_order_acquire)) {
-  }
-  n = pendingCount_;
-  std::copy_n(pendingLo_, n, lo);
-  std::copy_n(pendingHi_, n, hi);
-  all = pendingAll_;
-  pendingCount_ = 0;
-  pendingAll_ = false;
-  anyPending_.store(false, std::memory_order_relaxed);
-  pendingLock_.clear(std::memory_order_release);
-  if (all) {
-    drop(0, UINTPTR_MAX);
-    return;
-  }
-  for (int i = 0; i < n; ++i) drop(lo[i], hi[i]);
+  events_.drain([this](std::uintptr_t lo, std::uintptr_t hi) { drop(lo, hi); });
 }
 
 void RegCache::drop(std::uintptr_t lo, std::uintptr_t hi) {

@@ -25,6 +25,8 @@
 #include <list>
 #include <map>
 
+#include "transport/unmap_events.hpp"
+
 namespace onesided::transport {
 
 class RegCache {
@@ -93,7 +95,6 @@ class RegCache {
   DeregisterFn dereg_;
   Limits limits_;
   bool active_ = false;
-  bool listening_ = false;
   std::map<std::uintptr_t, Entry*> map_;  // by lo; entries never overlap
   std::list<Entry*> lru_;                 // most recently used first
   std::size_t bytes_ = 0;
@@ -101,14 +102,7 @@ class RegCache {
   Stats stats_;
   std::uintptr_t pageMask_ = 4095;
 
-  // Unmap events waiting for drain().
-  static constexpr int kPending = 64;
-  std::atomic<bool> anyPending_{false};
-  std::atomic_flag pendingLock_ = ATOMIC_FLAG_INIT;
-  std::uintptr_t pendingLo_[kPending] = {};
-  std::uintptr_t pendingHi_[kPending] = {};
-  int pendingCount_ = 0;
-  bool pendingAll_ = false;  // the queue overflowed: drop everything
+  UnmapEvents events_;  // waiting for drain()
 };
 
 }  // namespace onesided::transport

@@ -20,10 +20,6 @@
 
 #include "log.hpp"
 
-#ifdef ONESIDED_HAVE_UCX
-#include <ucm/api/ucm.h>
-#endif
-
 namespace onesided::transport {
 namespace {
 
@@ -261,90 +257,33 @@ SharedPages::~SharedPages() {
   }
 }
 
-#ifdef ONESIDED_HAVE_UCX
-namespace {
-/// ucm calls this before memory leaves the address space, on whatever thread unmaps it.
-void onUnmap(ucm_event_type_t type, ucm_event_t* event, void* arg) {
-  if (type != UCM_EVENT_VM_UNMAPPED) return;
-  const auto lo = reinterpret_cast<std::uintptr_t>(event->vm_unmapped.address);
-  static_cast<SharedPagesCache*>(arg)->invalidate(lo, lo + event->vm_unmapped.size);
-}
-}  // namespace
-#endif
-
 SharedPagesCache::SharedPagesCache(bool firstUse, bool listen) : firstUse_(firstUse) {
   if (!enabled()) return;
-  if (!listen) {
-    active_ = true;
-    return;
-  }
-#ifdef ONESIDED_HAVE_UCX
-  const ucs_status_t s = ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 1000, onUnmap, this);
-  active_ = listening_ = s == UCS_OK;
-  if (!active_) {
-    log::core().debug("shared send buffers off: no memory events ({})", ucs_status_string(s));
-  }
-#endif
+  active_ = !listen || events_.listen("shared send buffers off");
 }
 
-SharedPagesCache::~SharedPagesCache() {
-#ifdef ONESIDED_HAVE_UCX
-  if (listening_) ucm_unset_event_handler(UCM_EVENT_VM_UNMAPPED, onUnmap, this);
-#endif
-}
+SharedPagesCache::~SharedPagesCache() = default;
 
 void SharedPagesCache::invalidate(std::uintptr_t lo, std::uintptr_t hi) noexcept {
-  while (pendingLock_.test_and_set(std::memory_order_acquire)) {
-  }
-  if (pendingCount_ < kPending) {
-    pendingLo_[pendingCount_] = lo;
-    pendingHi_[pendingCount_] = hi;
-    ++pendingCount_;
-  } else {
-    pendingAll_ = true;
-  }
-  anyPending_.store(true, std::memory_order_release);
-  pendingLock_.clear(std::memory_order_release);
+  events_.push(lo, hi);
 }
 
 void SharedPagesCache::drain(std::uintptr_t keepLo, std::uintptr_t keepHi) {
-  if (!anyPending_.load(std::memory_order_acquire)) return;
-  std::uintptr_t lo[kPending];
-  std::uintptr_t hi[kPending];
-  while (pendingLock_.test_and_set(std::memory_order_acquire)) {
-  }
-  const int n = pendingCount_;
-  std::copy_n(pendingLo_, n, lo);
-  std::copy_n(pendingHi_, n, hi);
-  const bool all = pendingAll_;
-  pendingCount_ = 0;
-  pendingAll_ = false;
-  anyPending_.store(false, std::memory_order_relaxed);
-  pendingLock_.clear(std::memory_order_release);
-  auto drop = [&](std::uintptr_t a, std::uintptr_t b) {
+  events_.drain([&](std::uintptr_t a, std::uintptr_t b) {
+    if (keepLo <= a && b <= keepHi) return;
     for (auto it = entries_.begin(); it != entries_.end();) {
       if (it->lo < b && a < it->hi) {
         if (it->pages) {
           it->pages->forget();
           bytes_ -= it->hi - it->lo;
           ++drops_;
-          SPDLOG_LOGGER_DEBUG(&log::core(), "shared send buffer [{:#x}, {:#x}) unmapped: dropped",
-                              it->lo, it->hi);
         }
         it = entries_.erase(it);
       } else {
         ++it;
       }
     }
-  };
-  if (all) {
-    drop(0, UINTPTR_MAX);
-    return;
-  }
-  for (int i = 0; i < n; ++i) {
-    if (keepLo <= lo[i] && hi[i] <= keepHi) continue;
-    drop(lo[i], hi[i]);
-  }
+  });
 }
 
 std::size_t SharedPagesCache::sharedRanges() const noexcept {

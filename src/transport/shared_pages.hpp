@@ -31,6 +31,8 @@
 #include <memory>
 #include <vector>
 
+#include "transport/unmap_events.hpp"
+
 namespace onesided::transport {
 
 /// What a peer needs to map the shared part of a region; travels inside a packed key.
@@ -113,17 +115,10 @@ class SharedPagesCache {
 
   bool firstUse_;
   bool active_ = false;
-  bool listening_ = false;
   std::vector<Entry> entries_;
   std::uint64_t bytes_ = 0;
   std::uint64_t drops_ = 0;
-  static constexpr int kPending = 64;
-  std::atomic<bool> anyPending_{false};
-  std::atomic_flag pendingLock_ = ATOMIC_FLAG_INIT;
-  std::uintptr_t pendingLo_[kPending] = {};
-  std::uintptr_t pendingHi_[kPending] = {};
-  int pendingCount_ = 0;
-  bool pendingAll_ = false;
+  UnmapEvents events_;
 };
 
 /// Peer side: the owner's shared pages mapped into this process.
