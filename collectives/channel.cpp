@@ -999,7 +999,13 @@ void Channel::readShared(RecvState& r, Peer& p, std::span<const std::byte> paylo
                          std::uint64_t raddr) {
   std::array<std::uint64_t, 6> w{};
   std::memcpy(w.data(), payload.data() + sizeof raddr, sizeof w);
-  const auto [drops, lo, hi, fileOffset, inode, fd] = w;
+  // Named copies, not a structured binding: clang before 16 cannot capture those in a lambda.
+  const std::uint64_t drops = w[0];
+  const std::uint64_t lo = w[1];
+  const std::uint64_t hi = w[2];
+  const std::uint64_t fileOffset = w[3];
+  const std::uint64_t inode = w[4];
+  const std::uint64_t fd = w[5];
   if (drops != p.sharedDrops) {  // the peer dropped ranges: their memfds may be gone
     p.sharedMaps.clear();
     p.sharedDrops = drops;
