@@ -2,6 +2,7 @@
 // Shared pages for user memory (see shared_pages.hpp for the why and the limits).
 #include "transport/shared_pages.hpp"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -257,8 +258,32 @@ SharedPages::~SharedPages() {
   }
 }
 
+namespace {
+/// Whether malloc is glibc's own (not an allocator put in front of it: jemalloc, tcmalloc,
+/// a sanitizer's).
+bool mallocIsGlibc() {
+  void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+  if (libc == nullptr) return false;
+  void* theirs = dlsym(libc, "malloc");
+  void* used = dlsym(RTLD_DEFAULT, "malloc");
+  dlclose(libc);
+  return theirs != nullptr && theirs == used;
+}
+}  // namespace
+
 SharedPagesCache::SharedPagesCache(bool firstUse, bool listen) : firstUse_(firstUse) {
   if (!enabled()) return;
+  // A shared page keeps its content through madvise(MADV_DONTNEED), where a private one reads
+  // back as zeros. Pages stay shared after the program frees the buffer, so an allocator that
+  // counts on that zeroing (jemalloc marks purged extents zeroed, and calloc then skips the
+  // memset) would hand out old bytes. glibc's does not: its main heap shrinks with brk (the
+  // pages go), mmapped chunks are unmapped, and calloc clears whatever a thread arena's heap
+  // once had writable (up to its mprotect_size), purged or not. So on second use only under
+  // glibc's malloc; ONESIDED_COLL_SHARE=always still shares under any.
+  if (!firstUse && !mallocIsGlibc()) {
+    log::core().debug("shared send buffers off: malloc is not glibc's");
+    return;
+  }
   active_ = !listen || events_.listen("shared send buffers off");
 }
 

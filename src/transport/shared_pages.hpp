@@ -75,7 +75,8 @@ class SharedPages {
 /// and other threads may be writing it) until the program unmaps or replaces the memory: the
 /// process's unmap events (UCX's ucm hooks: munmap, mmap over it, mremap, brk, madvise) drop
 /// every entry they touch before the next lookup, so a freed buffer whose address comes back
-/// is never read through its old memfd. Without those events nothing is shared.
+/// is never read through its old memfd. Without those events nothing is shared, nor on second
+/// use when malloc is not glibc's (see the constructor).
 /// Bounded: kMaxShared ranges and kMaxBytes in all; past that, nothing more is shared.
 class SharedPagesCache {
  public:
