@@ -1027,7 +1027,6 @@ void Channel::readShared(RecvState& r, Peer& p, std::span<const std::byte> paylo
     }
     if (kept.size() == kSharedMapsKept) kept.pop_back();
     kept.push_back({inode, fileOffset, len, std::move(pages)});
-    ++sharedMapsMade_;
     it = kept.end() - 1;
   }
   std::rotate(kept.begin(), it, it + 1);  // most recent first

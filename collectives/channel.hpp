@@ -172,10 +172,8 @@ class Channel {
   [[nodiscard]] std::uint64_t allocKeysUnpacked() const noexcept { return allocKeysUnpacked_; }
   /// Rendezvous streams read with cross-memory attach (for tests).
   [[nodiscard]] std::uint64_t attachedReads() const noexcept { return attachedReads_; }
-  /// Rendezvous streams read through a sender's shared pages, and the mappings made for them
-  /// (for tests).
+  /// Rendezvous streams read through a sender's shared pages (for tests).
   [[nodiscard]] std::uint64_t sharedReads() const noexcept { return sharedReads_; }
-  [[nodiscard]] std::uint64_t sharedMaps() const noexcept { return sharedMapsMade_; }
 
   /// A buffer of at least n bytes kept across collectives (a fresh large one per call costs
   /// its page faults, and a new registration when it is exposed, every time); `slot` tells
@@ -481,7 +479,6 @@ class Channel {
   std::uint64_t allocKeysUnpacked_ = 0;
   std::uint64_t attachedReads_ = 0;
   std::uint64_t sharedReads_ = 0;
-  std::uint64_t sharedMapsMade_ = 0;
   // Send buffers shared with on-node receivers (ONESIDED_COLL_SHARE: auto, always, never),
   // for streams from zcopyShared_ bytes.
   enum class ShareMode : std::uint8_t { kNever, kAuto, kAlways };

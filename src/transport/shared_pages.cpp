@@ -271,7 +271,7 @@ bool mallocIsGlibc() {
 }
 }  // namespace
 
-SharedPagesCache::SharedPagesCache(bool firstUse, bool listen) : firstUse_(firstUse) {
+SharedPagesCache::SharedPagesCache(bool firstUse) : firstUse_(firstUse) {
   if (!enabled()) return;
   // A shared page keeps its content through madvise(MADV_DONTNEED), where a private one reads
   // back as zeros. Pages stay shared after the program frees the buffer, so an allocator that
@@ -284,14 +284,10 @@ SharedPagesCache::SharedPagesCache(bool firstUse, bool listen) : firstUse_(first
     log::core().debug("shared send buffers off: malloc is not glibc's");
     return;
   }
-  active_ = !listen || events_.listen("shared send buffers off");
+  active_ = events_.listen("shared send buffers off");
 }
 
 SharedPagesCache::~SharedPagesCache() = default;
-
-void SharedPagesCache::invalidate(std::uintptr_t lo, std::uintptr_t hi) noexcept {
-  events_.push(lo, hi);
-}
 
 void SharedPagesCache::drain(std::uintptr_t keepLo, std::uintptr_t keepHi) {
   events_.drain([&](std::uintptr_t a, std::uintptr_t b) {
@@ -300,7 +296,6 @@ void SharedPagesCache::drain(std::uintptr_t keepLo, std::uintptr_t keepHi) {
       if (it->lo < b && a < it->hi) {
         if (it->pages) {
           it->pages->forget();
-          bytes_ -= it->hi - it->lo;
           ++drops_;
         }
         it = entries_.erase(it);
@@ -316,10 +311,15 @@ std::size_t SharedPagesCache::sharedRanges() const noexcept {
                                                 [](const Entry& e) { return e.pages != nullptr; }));
 }
 
+std::uint64_t SharedPagesCache::sharedBytes() const noexcept {
+  std::uint64_t n = 0;
+  for (const Entry& e : entries_) n += e.pages ? e.hi - e.lo : 0;
+  return n;
+}
+
 SharedPagesInfo SharedPagesCache::find(const void* p, std::size_t len, const void* owner,
                                        std::uint64_t call) {
   if (!active_) return {};
-
   drain();
   const std::uint64_t page = pageSize();
   const auto b = reinterpret_cast<std::uintptr_t>(p);
@@ -345,22 +345,20 @@ SharedPagesInfo SharedPagesCache::find(const void* p, std::size_t len, const voi
   } else if (seen->failed || (!firstUse_ && seen->owner == owner && seen->call == call)) {
     return {};
   }
-  seen = nullptr;  // drain() below may erase entries
+  seen = nullptr;  // entries are erased below: the sighting is looked up again after
   // Ranges of mine inside this one are given up for it (a buffer's later collectives send
   // larger blocks): receivers drop their mappings of them when they see the drop count.
   for (auto e = entries_.begin(); e != entries_.end();) {
     if (e->pages && lo <= e->lo && e->hi <= hi) {
-      bytes_ -= e->hi - e->lo;
       ++drops_;
       e = entries_.erase(e);
     } else {
       ++e;
     }
   }
-  if (sharedRanges() >= kMaxShared || bytes_ + (hi - lo) > kMaxBytes) return {};
+  if (sharedRanges() >= kMaxShared || sharedBytes() + (hi - lo) > kMaxBytes) return {};
   // Whole pages: share() takes exactly [lo, hi). Its mmap over the range reports the range as
   // unmapped; that event is the cache's own, not the program's.
-  drain();
   auto pages = SharedPages::share(reinterpret_cast<void*>(lo), hi - lo, false);  // NOLINT
   drain(lo, hi);
   // drain() may have dropped entries (events of other ranges): find the sighting again.
@@ -370,12 +368,10 @@ SharedPagesInfo SharedPagesCache::find(const void* p, std::size_t len, const voi
     entries_.push_back({lo, hi, nullptr, false, owner, call});
     it = entries_.end() - 1;
   }
-
   if (!pages) {
     it->failed = true;
     return {};
   }
-  bytes_ += hi - lo;
   it->pages = std::move(pages);
   return it->pages->info();
 }

@@ -25,7 +25,6 @@
 
 #include <sys/types.h>
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -80,7 +79,7 @@ class SharedPages {
 /// Bounded: kMaxShared ranges and kMaxBytes in all; past that, nothing more is shared.
 class SharedPagesCache {
  public:
-  explicit SharedPagesCache(bool firstUse, bool listen = true);
+  explicit SharedPagesCache(bool firstUse);
   ~SharedPagesCache();
   SharedPagesCache(const SharedPagesCache&) = delete;
   SharedPagesCache& operator=(const SharedPagesCache&) = delete;
@@ -93,9 +92,6 @@ class SharedPagesCache {
   [[nodiscard]] std::uint64_t drops() const noexcept { return drops_; }
   /// Whether anything can be shared (unmap events reach the cache).
   [[nodiscard]] bool active() const noexcept { return active_; }
-  /// Queues [lo, hi) as unmapped (the hook's side: any thread, no allocation).
-  void invalidate(std::uintptr_t lo, std::uintptr_t hi) noexcept;
-  [[nodiscard]] std::size_t sharedRanges() const noexcept;
 
   static constexpr std::size_t kMaxShared = 64;
   static constexpr std::size_t kMaxSeen = 64;
@@ -113,11 +109,13 @@ class SharedPagesCache {
   /// Applies queued unmap events, except those inside [keepLo, keepHi) (the cache's own
   /// mmap over a range it has just shared reports that range as unmapped).
   void drain(std::uintptr_t keepLo = 0, std::uintptr_t keepHi = 0);
+  /// The ranges shared now, and their bytes.
+  [[nodiscard]] std::size_t sharedRanges() const noexcept;
+  [[nodiscard]] std::uint64_t sharedBytes() const noexcept;
 
   bool firstUse_;
   bool active_ = false;
   std::vector<Entry> entries_;
-  std::uint64_t bytes_ = 0;
   std::uint64_t drops_ = 0;
   UnmapEvents events_;
 };
