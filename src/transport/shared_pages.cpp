@@ -4,11 +4,15 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -17,6 +21,7 @@
 #include <fstream>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "log.hpp"
@@ -41,6 +46,7 @@ struct Mapping {
   std::uint64_t start = 0;
   std::uint64_t end = 0;
   std::string perms;
+  std::uint64_t offset = 0;  ///< in the mapped file
   std::uint64_t inode = 0;
   std::string path;
 };
@@ -65,6 +71,7 @@ std::vector<Mapping> readMaps() {
     m.start = start;
     m.end = end;
     m.perms = perms;
+    m.offset = offset;
     m.inode = inode;
     if (pathAt > 0 && static_cast<std::size_t>(pathAt) <= line.size()) m.path = line.substr(pathAt);
     maps.push_back(std::move(m));
@@ -112,11 +119,200 @@ bool live(const Entry& e) {
 struct Registry {
   std::mutex mutex;
   std::vector<Entry> entries;
+  bool made = false;           // this process made a memfd (it may be mapped without an entry)
+  pid_t forkParent = -1;       // across a fork that has copies to make: the parent's pid
+  int forkPipe[2] = {-1, -1};  // across such a fork: the child closes its end when they are made
 };
 
+void lockForFork();
+void unlockInParent();
+void privatizeInChild();
+
 Registry& registry() {
-  static auto* r = new Registry;  // never destroyed: windows may outlive static destructors
+  static auto* r = [] {
+    auto* made = new Registry;  // never destroyed: windows may outlive static destructors
+    // A fork()ed child gets private copies of the shared ranges (see privatizeInChild); should
+    // this fail, a child shares them with its parent.
+    if (pthread_atfork(lockForFork, unlockInParent, privatizeInChild) != 0) {
+      log::core().warn("shared pages: pthread_atfork failed; a fork()ed child shares them");
+    }
+    return made;
+  }();
   return *r;
+}
+
+// Made when the library loads, so the fork handlers are in place before the program registers
+// its own (child handlers run in the order registered, and a program's may allocate).
+[[maybe_unused]] const bool kRegistryAtLoad = (registry(), true);
+
+// fork(): the child of a process with shared ranges would inherit them as MAP_SHARED, so its
+// stores (the program's, or malloc's own bookkeeping in a freed block) would land in the
+// parent's memory. The child instead gets private anonymous memory holding what the pages held
+// at the fork, which is what fork() promises for memory the program thinks private. The
+// registry is locked across the fork, so no range is half moved when the child is made, and
+// the parent's fork() returns only once the child has its copies, so nothing the parent stores
+// after fork() returns shows in the child. That wait is the cost: a copy of the shared bytes
+// per fork (none when nothing is shared). posix_spawn, and system() which uses it, share the
+// address space until exec and run no fork handlers: nothing to do there.
+
+constexpr int kForkWaitMs = 10000;
+
+void lockForFork() {
+  Registry& reg = registry();
+  reg.mutex.lock();
+  if (!reg.made) return;
+  reg.forkParent = getpid();
+  if (pipe2(reg.forkPipe, O_CLOEXEC) != 0) reg.forkPipe[0] = reg.forkPipe[1] = -1;
+}
+
+void unlockInParent() {
+  Registry& reg = registry();
+  if (reg.forkPipe[0] >= 0) {
+    close(reg.forkPipe[1]);
+    // End of file: the child has its copies (or is gone). Bounded, so a child stopped before
+    // its handlers run (a debugger holding it) does not hold the parent for ever.
+    pollfd p{reg.forkPipe[0], POLLIN, 0};
+    int ready = 0;
+    while ((ready = poll(&p, 1, kForkWaitMs)) < 0 && errno == EINTR) {
+    }
+    if (ready == 0) {
+      log::core().warn(
+          "fork: the child has not made its copies of shared pages after {} s; going on (it may "
+          "see stores made from now on)",
+          kForkWaitMs / 1000);
+    }
+    close(reg.forkPipe[0]);
+  }
+  reg.forkPipe[0] = reg.forkPipe[1] = -1;
+  reg.forkParent = -1;
+  reg.mutex.unlock();
+}
+
+// The child handler runs before anything in the child but glibc and fork handlers registered
+// before this one, and until its copies are made it must not write memory that may be shared:
+// part of the main heap may be (a freed send buffer's pages stay shared), so it allocates
+// nothing (no std::string, no ifstream) and maps and unmaps with raw system calls (a lock
+// another thread of the parent held at the fork, such as one of UCX's memory hooks, which
+// intercept mmap and mremap, stays held in the child for ever; ucm also drops mremap's fifth
+// argument).
+
+/// Replaces the mapping [start, end) with private memory holding the same bytes.
+bool privatize(std::uint64_t start, std::uint64_t end) {
+  const std::size_t len = end - start;
+  const long temp =
+      syscall(SYS_mmap, nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (temp == -1) return false;
+  auto* copy = reinterpret_cast<void*>(temp);               // NOLINT(performance-no-int-to-ptr)
+  const auto* from = reinterpret_cast<const void*>(start);  // NOLINT(performance-no-int-to-ptr)
+  std::memcpy(copy, from, len);
+  if (syscall(SYS_mremap, copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, start) == -1) {
+    syscall(SYS_munmap, copy, len);
+    return false;
+  }
+  return true;
+}
+
+/// Up to `max` mappings of memfds made by process `pid`, from /proc/self/maps read with a
+/// buffer on the stack; -1 when the file cannot be read.
+int ownMappings(pid_t pid, std::uint64_t (*found)[2], int max) {
+  // The path shows as "/memfd:onesided-window.<pid> (deleted)".
+  char name[64] = "/memfd:";
+  std::size_t nameLen = std::strlen(name);
+  for (const char* c = kMemfdName; *c != 0;) name[nameLen++] = *c++;
+  name[nameLen++] = '.';
+  char digits[16];
+  int nd = 0;
+  for (auto v = static_cast<unsigned>(pid); nd == 0 || v != 0; v /= 10) {
+    digits[nd++] = static_cast<char>('0' + v % 10);
+  }
+  while (nd > 0) name[nameLen++] = digits[--nd];
+  const std::string_view want(name, nameLen);
+
+  const int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buf[8192];
+  std::size_t have = 0;
+  bool skipping = false;  // inside a line longer than the buffer
+  int n = 0;
+  for (;;) {
+    const ssize_t got = read(fd, buf + have, sizeof buf - have);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    have += static_cast<std::size_t>(got);
+    std::size_t at = 0;
+    while (const auto* nl = static_cast<const char*>(std::memchr(buf + at, '\n', have - at))) {
+      const std::string_view line(buf + at, static_cast<std::size_t>(nl - (buf + at)));
+      at = static_cast<std::size_t>(nl - buf) + 1;
+      if (skipping) {
+        skipping = false;
+        continue;
+      }
+      const std::size_t where = line.find(want);
+      if (where == std::string_view::npos) continue;
+      const std::size_t after = where + want.size();
+      if (after < line.size() && std::isdigit(static_cast<unsigned char>(line[after])) != 0) {
+        continue;  // another pid with these first digits
+      }
+      std::uint64_t range[2] = {0, 0};
+      std::size_t i = 0;
+      for (std::uint64_t& v : range) {
+        for (; i < line.size() && std::isxdigit(static_cast<unsigned char>(line[i])) != 0; ++i) {
+          const char c = line[i];
+          v = v * 16 + static_cast<std::uint64_t>(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+        }
+        ++i;  // the '-'
+      }
+      if (n < max && range[0] < range[1]) {
+        found[n][0] = range[0];
+        found[n][1] = range[1];
+        ++n;
+      }
+    }
+    if (at == 0 && have == sizeof buf) {  // a line longer than the buffer: not one of ours
+      skipping = true;
+      have = 0;
+      continue;
+    }
+    std::memmove(buf, buf + at, have - at);
+    have -= at;
+  }
+  close(fd);
+  return n;
+}
+
+void privatizeInChild() {
+  Registry& reg = registry();
+  const int saved = errno;
+  if (reg.forkParent >= 0) {
+    // Every mapping of a memfd the parent made: the registry's, and those it dropped whose
+    // pages are still mapped (a range the program freed in part: no entry, still shared).
+    // Peers' memfds mapped here were made by other processes and are left alone. In rounds,
+    // since the maps file is read into a bounded array and changes as the copies are made.
+    constexpr int kRound = 64;
+    std::uint64_t found[kRound][2];
+    bool failed = false;
+    for (int n = ownMappings(reg.forkParent, found, kRound); n > 0 && !failed;
+         n = ownMappings(reg.forkParent, found, kRound)) {
+      for (int i = 0; i < n; ++i) failed = !privatize(found[i][0], found[i][1]) || failed;
+    }
+    if (failed) {
+      static constexpr char kMsg[] =
+          "onesided: fork: could not give the child a private copy of shared pages; "
+          "its stores there reach the parent\n";
+      [[maybe_unused]] const ssize_t w = write(STDERR_FILENO, kMsg, sizeof kMsg - 1);
+    }
+    for (const Entry& e : reg.entries) close(e.fd);
+    reg.entries.clear();  // nothing is shared in the child: handles it inherited find no entry
+    reg.made = false;
+    if (reg.forkPipe[0] >= 0) {
+      close(reg.forkPipe[0]);
+      close(reg.forkPipe[1]);  // the parent's fork() returns
+    }
+    reg.forkPipe[0] = reg.forkPipe[1] = -1;
+    reg.forkParent = -1;
+  }
+  errno = saved;
+  reg.mutex.unlock();
 }
 
 // Pages are replaced with mmap(MAP_FIXED), which swaps the mapping in one step, and never with
@@ -203,7 +399,10 @@ std::unique_ptr<SharedPages> SharedPages::share(void* base, std::size_t len, boo
   });
   if (!ok) return nothing("not private anonymous memory", lo, hi);
 
-  const int fd = memfd_create(kMemfdName, MFD_CLOEXEC);
+  // Named after this process, so that a fork()ed child finds every mapping of it (see
+  // privatizeInChild) and tells them from peers' memfds mapped here.
+  const std::string name = std::string(kMemfdName) + "." + std::to_string(getpid());
+  const int fd = memfd_create(name.c_str(), MFD_CLOEXEC);
   if (fd < 0) return nothing("memfd_create failed", lo, hi);
   struct stat st {};
   if (ftruncate(fd, static_cast<off_t>(hi - lo)) != 0 || fstat(fd, &st) != 0 ||
@@ -218,6 +417,7 @@ std::unique_ptr<SharedPages> SharedPages::share(void* base, std::size_t len, boo
     return true;
   });
   reg.entries.push_back({lo, hi, fd, static_cast<std::uint64_t>(st.st_ino), 1, restore, false});
+  reg.made = true;
   SPDLOG_LOGGER_DEBUG(&log::core(), "shared pages: [{:#x}, {:#x}) now in memfd fd {}", lo, hi, fd);
   return std::unique_ptr<SharedPages>(
       new SharedPages({lo, hi, 0, static_cast<std::uint64_t>(st.st_ino), fd}));

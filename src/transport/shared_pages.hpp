@@ -18,9 +18,9 @@
 // reference count, so overlapping windows see one memory). Those bytes go by cross-memory attach
 // or the transport, as before. ONESIDED_SHARE_PAGES=0 turns the whole thing off.
 //
-// Consequences the README states: while the window exists, its whole pages are MAP_SHARED (a
-// fork()ed child would share them instead of copying them) and lose mlock / madvise / NUMA
-// settings made before MPI_Win_create.
+// Consequences the README states: while the window exists, its whole pages are MAP_SHARED and
+// lose mlock / madvise / NUMA settings made before MPI_Win_create. A fork()ed child still gets
+// private copies (a fork handler makes them; see shared_pages.cpp).
 #pragma once
 
 #include <sys/types.h>

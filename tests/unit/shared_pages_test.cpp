@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -57,6 +58,20 @@ struct Buffer {
   ~Buffer() { std::free(data); }  // NOLINT(cppcoreguidelines-no-malloc)
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
+  std::byte* data = nullptr;
+  std::size_t size;
+};
+
+/// Memory of its own mapping (a range left shared goes with the munmap, not into the heap).
+struct Mapped {
+  explicit Mapped(std::size_t n) : size(n) {
+    void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    EXPECT_NE(p, MAP_FAILED);
+    data = static_cast<std::byte*>(p);
+  }
+  ~Mapped() { munmap(data, size); }
+  Mapped(const Mapped&) = delete;
+  Mapped& operator=(const Mapped&) = delete;
   std::byte* data = nullptr;
   std::size_t size;
 };
@@ -220,6 +235,84 @@ TEST(SharedPages, DormantRangesAreReusedTakenOverOrDropped) {
   fresh->forget();  // as the cache does on an unmap event: the memfd goes with the handle
   fresh.reset();
   munmap(m2, 8 * kPage);
+}
+
+/// Forks; the child returns `check()`'s verdict as its exit status. Whether the child passed.
+template <class Check>
+bool inChild(Check check) {
+  const pid_t child = fork();
+  if (child == 0) _exit(check() ? 0 : 1);
+  if (child < 0) return false;
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) return false;
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// A fork()ed child gets private copies of the shared ranges: of a window's (a handle holds
+// it), of a dormant one, and of one dropped while still mapped (its memfd closed, no entry
+// left). It sees their bytes as at the fork, not what the parent stores after fork() returns,
+// and its stores stay its own; the parent's pages stay shared.
+TEST(SharedPages, ForkedChildGetsPrivateCopies) {
+  Buffer held(4 * kPage);
+  Mapped dormant(4 * kPage);
+  Mapped dropped(4 * kPage);
+  fill(held.data, held.size, 21);
+  fill(dormant.data, dormant.size, 22);
+  fill(dropped.data, dropped.size, 23);
+  auto window = SharedPages::share(held.data, held.size);
+  ASSERT_NE(window, nullptr);
+  auto d = SharedPages::share(dormant.data, dormant.size, false);
+  ASSERT_NE(d, nullptr);
+  d.reset();
+  auto g = SharedPages::share(dropped.data, dropped.size, false);
+  ASSERT_NE(g, nullptr);
+  g->forget();
+  g.reset();
+  for (const std::byte* b : {held.data, dormant.data, dropped.data}) ASSERT_TRUE(memfdAt(b));
+  auto peer = PeerPages::attach(getpid(), window->info());
+  ASSERT_NE(peer, nullptr);
+
+  const pid_t parent = getpid();
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    bool ok = true;
+    unsigned seed = 21;
+    for (std::byte* b : {held.data, dormant.data, dropped.data}) {
+      ok = ok && !memfdAt(b) && holds(b, 4 * kPage, seed++);
+      fill(b, 4 * kPage, 30);  // the parent must not see this
+    }
+    // The peer mapping (another process's memory, here the parent's own memfd through
+    // /proc/<pid>/fd) stays what it is: the parent's window.
+    ok = ok && holds(peer->local(), held.size, 21);
+    _exit(ok ? 0 : 1);
+  }
+  // After fork() returned: the child has its copies already and never sees these.
+  fill(held.data, held.size, 31);
+  fill(dormant.data, dormant.size, 32);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0) ASSERT_EQ(errno, EINTR);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  EXPECT_EQ(getpid(), parent);
+  EXPECT_TRUE(holds(held.data, held.size, 31)) << "the child's stores reached the parent";
+  EXPECT_TRUE(holds(dormant.data, dormant.size, 32));
+  EXPECT_TRUE(holds(dropped.data, dropped.size, 23));
+  EXPECT_TRUE(holds(peer->local(), held.size, 31)) << "the window is no longer shared";
+  for (const std::byte* b : {held.data, dormant.data, dropped.data}) EXPECT_TRUE(memfdAt(b));
+
+  // The window's end restores private memory; the dormant and dropped ranges stay shared
+  // until their memory goes, and a second fork copies them again.
+  peer.reset();
+  window.reset();
+  EXPECT_FALSE(memfdAt(held.data));
+  EXPECT_TRUE(holds(held.data, held.size, 31));
+  EXPECT_TRUE(inChild([&] {
+    return holds(dormant.data, dormant.size, 32) && !memfdAt(dormant.data) &&
+           holds(dropped.data, dropped.size, 23) && !memfdAt(dropped.data);
+  }));
+  EXPECT_TRUE(memfdAt(dormant.data));
 }
 
 }  // namespace
