@@ -50,8 +50,10 @@ void widen(const Datatype& t, std::int64_t disp, std::size_t count, std::int64_t
   std::int64_t l = 0;
   std::int64_t h = 0;
   if (count == 0) return;
-  if (t.contiguous() && count <= static_cast<std::size_t>(INT64_MAX) / t.size()) {
-    h = static_cast<std::int64_t>(count * t.size());  // [0, count x size): no type map to walk
+  std::size_t bytes = 0;  // (a multiplication that overflows, not a division: this runs per call)
+  if (t.contiguous() && !__builtin_mul_overflow(count, t.size(), &bytes) &&
+      bytes <= static_cast<std::size_t>(INT64_MAX)) {
+    h = static_cast<std::int64_t>(bytes);  // [0, count x size): no type map to walk
   } else if (!t.footprint(count, l, h) || l == h) {
     return;
   }
