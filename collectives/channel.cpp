@@ -1099,7 +1099,7 @@ void Channel::readAttached(RecvState& r, pid_t pid, std::uint64_t raddr) {
       batch = total;
       read();
       applyOp(r.op->foldOp, r.op->foldKind, out, r.op->foldBase, out,
-              total / packedSize(r.op->foldKind));
+              unitsIn(total, packedSize(r.op->foldKind)));
       r.folded = total;
       return;
     }
@@ -1230,7 +1230,7 @@ void Channel::fold(RecvState& r, const std::byte* in, std::size_t len) {
     combine(r.carry.data(), 1);
     r.carryLen = 0;
   }
-  const std::size_t whole = len / unit;
+  const std::size_t whole = unitsIn(len, unit);
   combine(in, whole);
   r.carryLen = len - whole * unit;
   if (r.carryLen > 0) std::memcpy(r.carry.data(), in + whole * unit, r.carryLen);
@@ -1395,9 +1395,9 @@ Channel::Small Channel::recvSmall(const RecvOp& o, bool wait) {
   if (o.foldBase != nullptr && h.len > 0) {
     // A reduction's one chunk: out = base op in (allreduce's rounds, a tree's one child).
     const std::size_t unit = packedSize(o.foldKind);
-    if (h.len % unit != 0) return Small::kDecline;
-    applyOp(o.foldOp, o.foldKind, out, o.foldBase, chunk + sizeof h,
-            static_cast<std::size_t>(h.len) / unit);
+    const std::size_t elems = unitsIn(static_cast<std::size_t>(h.len), unit);
+    if (elems * unit != h.len) return Small::kDecline;
+    applyOp(o.foldOp, o.foldKind, out, o.foldBase, chunk + sizeof h, elems);
   } else if (h.len > 0) {  // a buffer of 0 elements may be NULL
     onesided::detail::copyBytes(out, chunk + sizeof h, static_cast<std::size_t>(h.len));
   }

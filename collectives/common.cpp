@@ -150,7 +150,7 @@ void combineTyped(const Reduction& op, int kind, const Datatype& t, const void* 
     return;
   }
   const std::size_t n = bytesOf(count, t);
-  const std::size_t elems = n / packedSize(kind);
+  const std::size_t elems = unitsIn(n, packedSize(kind));
   if (t.contiguous()) {  // both are the bytes at their address
     auto* io = static_cast<std::byte*>(inout);
     applyOp(op.op, kind, io, static_cast<const std::byte*>(in), io, elems);
@@ -166,7 +166,7 @@ void combineTyped(const Reduction& op, int kind, const Datatype& t, const void* 
 
 void reduceInto(Op op, int kind, std::byte* acc, const std::byte* in, std::size_t n) {
   const std::size_t unit = packedSize(kind);
-  applyOp(op, kind, acc, in, unit == 0 ? 0 : n / unit);
+  applyOp(op, kind, acc, in, unit == 0 ? 0 : unitsIn(n, unit));
 }
 
 void bcastStream(Comm& c, const Stream& s, int root, Failure& f) {
