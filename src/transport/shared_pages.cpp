@@ -97,6 +97,22 @@ bool privateAnonymous(const Mapping& m) {
   return m.perms == "rw-p" && m.inode == 0 && (m.path.empty() || m.path == "[heap]");
 }
 
+/// The name of the memfds process `pid` makes ("onesided-window.<pid>").
+std::string ownMemfdName(pid_t pid) { return std::string(kMemfdName) + "." + std::to_string(pid); }
+
+/// Whether a /proc/self/maps path shows a memfd named `name` (not one whose pid only starts
+/// with the same digits).
+bool namesMemfd(std::string_view path, std::string_view name) {
+  constexpr std::string_view kPrefix = "/memfd:";
+  const std::size_t at = path.find(name);
+  if (at == std::string_view::npos || at < kPrefix.size() ||
+      path.substr(at - kPrefix.size(), kPrefix.size()) != kPrefix) {
+    return false;
+  }
+  const std::size_t after = at + name.size();
+  return after == path.size() || std::isdigit(static_cast<unsigned char>(path[after])) == 0;
+}
+
 /// The process's shared ranges. Process-wide by nature: mappings belong to the process, not to
 /// a Context, and two windows (of any Context) over the same pages must share one memfd.
 struct Entry {
@@ -229,9 +245,9 @@ bool privatize(std::uint64_t start, std::uint64_t end) {
 /// Up to `max` mappings of memfds made by process `pid`, from /proc/self/maps read with a
 /// buffer on the stack; -1 when the file cannot be read.
 int ownMappings(pid_t pid, std::uint64_t (*found)[2], int max) {
-  // The path shows as "/memfd:onesided-window.<pid> (deleted)".
-  char name[64] = "/memfd:";
-  std::size_t nameLen = std::strlen(name);
+  // ownMemfdName(pid) without allocating; the path shows as "/memfd:<that> (deleted)".
+  char name[64];
+  std::size_t nameLen = 0;
   for (const char* c = kMemfdName; *c != 0;) name[nameLen++] = *c++;
   name[nameLen++] = '.';
   char digits[16];
@@ -261,12 +277,7 @@ int ownMappings(pid_t pid, std::uint64_t (*found)[2], int max) {
         skipping = false;
         continue;
       }
-      const std::size_t where = line.find(want);
-      if (where == std::string_view::npos) continue;
-      const std::size_t after = where + want.size();
-      if (after < line.size() && std::isdigit(static_cast<unsigned char>(line[after])) != 0) {
-        continue;  // another pid with these first digits
-      }
+      if (!namesMemfd(line, want)) continue;
       std::uint64_t range[2] = {0, 0};
       std::size_t i = 0;
       for (std::uint64_t& v : range) {
@@ -398,25 +409,32 @@ std::unique_ptr<SharedPages> SharedPages::share(void* base, std::size_t len, boo
       e.restore = e.restore && restore;
       return std::unique_ptr<SharedPages>(new SharedPages({lo, hi, lo - e.lo, e.inode, e.fd}));
     }
-    if (e.refs == 0 && lo <= e.lo && e.hi <= hi) {
-      // Dormant and inside: the new memfd takes its pages over (shareRange copies them).
+    if (e.refs == 0) {
+      // Dormant (no window, no collective holds it) and inside or partly overlapping: the new
+      // memfd takes the pages in [lo, hi) over (shareRange copies them). Pages of it outside
+      // stay mapped from its memfd, which no entry tracks from then on: nobody reads them
+      // (receivers drop their mappings of a sender's ranges once its cache counts a drop),
+      // and a later range may take them over in turn (an orphan, below).
       absorbed.push_back(e.inode);
       ++it;
       continue;
     }
-    return nothing("partly overlaps another shared range", lo, hi);
+    return nothing("partly overlaps another shared range in use", lo, hi);
   }
+  const std::string mine = ownMemfdName(getpid());
   const bool ok = covered(lo, hi, [&](const Mapping& m) {
-    return privateAnonymous(m) ||
-           (std::find(absorbed.begin(), absorbed.end(), m.inode) != absorbed.end() &&
-            m.path.find(kMemfdName) != std::string::npos);
+    if (privateAnonymous(m)) return true;
+    if (!namesMemfd(m.path, mine)) return false;
+    if (std::find(absorbed.begin(), absorbed.end(), m.inode) != absorbed.end()) return true;
+    // An orphan: pages of a memfd of this process that no entry tracks any more.
+    return std::none_of(reg.entries.begin(), reg.entries.end(),
+                        [&](const Entry& x) { return x.inode == m.inode; });
   });
   if (!ok) return nothing("not private anonymous memory", lo, hi);
 
   // Named after this process, so that a fork()ed child finds every mapping of it (see
   // privatizeInChild) and tells them from peers' memfds mapped here.
-  const std::string name = std::string(kMemfdName) + "." + std::to_string(getpid());
-  const int fd = memfd_create(name.c_str(), MFD_CLOEXEC);
+  const int fd = memfd_create(ownMemfdName(getpid()).c_str(), MFD_CLOEXEC);
   if (fd < 0) return nothing("memfd_create failed", lo, hi);
   struct stat st {};
   if (ftruncate(fd, static_cast<off_t>(hi - lo)) != 0 || fstat(fd, &st) != 0 ||
@@ -543,6 +561,8 @@ SharedPagesInfo SharedPagesCache::find(const void* p, std::size_t len, const voi
   Entry* seen = nullptr;
   for (Entry& e : entries_) {
     if (e.pages && e.lo <= lo && hi <= e.hi) {
+      e.owner = owner;
+      e.call = call;
       const SharedPagesInfo& in = e.pages->info();
       return {lo, hi, in.fileOffset + (lo - e.lo), in.inode, in.fd};
     }
@@ -560,10 +580,19 @@ SharedPagesInfo SharedPagesCache::find(const void* p, std::size_t len, const voi
     return {};
   }
   seen = nullptr;  // entries are erased below: the sighting is looked up again after
-  // Ranges of mine inside this one are given up for it (a buffer's later collectives send
-  // larger blocks): receivers drop their mappings of them when they see the drop count.
+  // Shared ranges of mine that overlap this one are given up for it (a buffer's later
+  // collectives send larger or shifted blocks, or a freed buffer's pages came back at another
+  // offset): share() moves their pages in [lo, hi) into the new memfd, and receivers drop
+  // their mappings of them when they see the drop count. Not one that a stream of this same
+  // collective uses: its receiver may not have read it yet (this range waits for a later call).
+  const auto overlaps = [&](const Entry& e) { return e.pages && e.lo < hi && lo < e.hi; };
+  if (std::any_of(entries_.begin(), entries_.end(), [&](const Entry& e) {
+        return overlaps(e) && e.owner == owner && e.call == call;
+      })) {
+    return {};
+  }
   for (auto e = entries_.begin(); e != entries_.end();) {
-    if (e->pages && lo <= e->lo && e->hi <= hi) {
+    if (overlaps(*e)) {
       ++drops_;
       e = entries_.erase(e);
     } else {
@@ -587,6 +616,8 @@ SharedPagesInfo SharedPagesCache::find(const void* p, std::size_t len, const voi
     return {};
   }
   it->pages = std::move(pages);
+  it->owner = owner;
+  it->call = call;
   return it->pages->info();
 }
 

@@ -14,9 +14,10 @@
 // What it does not touch: the partial pages at the window's two ends (they also hold other
 // data of the process, which a concurrent thread could be writing while the copy is made);
 // memory that is not private anonymous (files, MAP_SHARED, the main thread's stack, hugetlb);
-// ranges that partly overlap a range already shared (a range inside one is shared again, with a
-// reference count, so overlapping windows see one memory). Those bytes go by cross-memory attach
-// or the transport, as before. ONESIDED_SHARE_PAGES=0 turns the whole thing off.
+// ranges that partly overlap a range shared and in use (a range inside one is shared again, with
+// a reference count, so overlapping windows see one memory; a range nothing uses any more, which
+// collectives leave behind, is taken over). Those bytes go by cross-memory attach or the
+// transport, as before. ONESIDED_SHARE_PAGES=0 turns the whole thing off.
 //
 // Consequences the README states: while the window exists, its whole pages are MAP_SHARED and
 // lose mlock / madvise / NUMA settings made before MPI_Win_create. A fork()ed child still gets
@@ -103,7 +104,8 @@ class SharedPagesCache {
     std::uintptr_t hi = 0;
     std::unique_ptr<SharedPages> pages;  // null: seen (or failed) only
     bool failed = false;
-    const void* owner = nullptr;  // the collective that saw it first
+    // A sighting: the collective that saw it first. A shared range: the last one that used it.
+    const void* owner = nullptr;
     std::uint64_t call = 0;
   };
   /// Applies queued unmap events, except those inside [keepLo, keepHi) (the cache's own

@@ -237,6 +237,76 @@ TEST(SharedPages, DormantRangesAreReusedTakenOverOrDropped) {
   munmap(m2, 8 * kPage);
 }
 
+// A dormant range (no window or collective holds it) that a new range partly overlaps is taken
+// over: the new memfd gets the overlapping pages, the rest stay mapped from the old one with no
+// entry (an orphan), and a later range takes those over too. A range in use is never cut.
+TEST(SharedPages, DormantRangesPartlyOverlappedAreTakenOver) {
+  Mapped m(8 * kPage);
+  std::byte* b = m.data;
+  fill(b, 8 * kPage, 41);
+  auto a = SharedPages::share(b + 2 * kPage, 4 * kPage, false);  // pages [2, 6)
+  ASSERT_NE(a, nullptr);
+  const std::uint64_t aInode = a->info().inode;
+  a.reset();
+  auto right = SharedPages::share(b + 4 * kPage, 4 * kPage, false);  // [4, 8)
+  ASSERT_NE(right, nullptr) << "a dormant range partly overlapped is taken over";
+  EXPECT_NE(right->info().inode, aInode);
+  EXPECT_TRUE(memfdAt(b + 2 * kPage)) << "pages [2, 4) stay mapped from the old memfd";
+  EXPECT_TRUE(holds(b, 8 * kPage, 41));
+  auto peer = PeerPages::attach(getpid(), right->info());
+  ASSERT_NE(peer, nullptr);
+  EXPECT_TRUE(holds(peer->local(), 4 * kPage, (4 * kPage * 131 + 41) & 0xff));
+  peer.reset();
+  right.reset();
+  auto left = SharedPages::share(b, 4 * kPage, false);  // [0, 4): private [0, 2), orphan [2, 4)
+  ASSERT_NE(left, nullptr) << "orphaned pages are taken over";
+  EXPECT_TRUE(holds(b, 8 * kPage, 41));
+  peer = PeerPages::attach(getpid(), left->info());
+  ASSERT_NE(peer, nullptr);
+  EXPECT_TRUE(holds(peer->local(), 4 * kPage, 41));
+  fill(peer->local(), 4 * kPage, 42);
+  EXPECT_TRUE(holds(b, 4 * kPage, 42)) << "the orphan's pages are the new memfd's now";
+  peer.reset();
+  // `left` is in use: a range partly overlapping it is not shared, and it stays whole.
+  EXPECT_EQ(SharedPages::share(b + 3 * kPage, 2 * kPage, false), nullptr);
+  peer = PeerPages::attach(getpid(), left->info());
+  ASSERT_NE(peer, nullptr);
+  EXPECT_TRUE(holds(peer->local(), 4 * kPage, 42));
+  peer.reset();
+  left->forget();
+  left.reset();
+}
+
+// The collectives' cache: a shared range that a later collective's stream partly overlaps is
+// given up for the new range (counted as a drop, so receivers forget their mappings), but not
+// within the collective that used it.
+TEST(SharedPages, CacheGivesUpOverlappedRangesInLaterCollectives) {
+  SharedPagesCache cache(true);
+  if (!cache.active()) GTEST_SKIP() << "no memory events (built without UCX)";
+  Mapped m(16 * kPage);
+  std::byte* b = m.data;
+  fill(b, 16 * kPage, 51);
+  const int tag = 0;
+  const SharedPagesInfo first = cache.find(b, 8 * kPage, &tag, 1);
+  ASSERT_LT(first.lo, first.hi);
+  EXPECT_EQ(cache.drops(), 0U);
+  const SharedPagesInfo same = cache.find(b + 4 * kPage, 8 * kPage, &tag, 1);
+  EXPECT_EQ(same.lo, same.hi) << "not in the collective that uses the range it overlaps";
+  EXPECT_EQ(cache.drops(), 0U);
+  const SharedPagesInfo later = cache.find(b + 4 * kPage, 8 * kPage, &tag, 2);
+  ASSERT_LT(later.lo, later.hi);
+  EXPECT_EQ(later.lo, reinterpret_cast<std::uint64_t>(b + 4 * kPage));
+  EXPECT_NE(later.inode, first.inode);
+  EXPECT_EQ(cache.drops(), 1U);
+  auto peer = PeerPages::attach(getpid(), later);
+  ASSERT_NE(peer, nullptr);
+  EXPECT_TRUE(holds(peer->local(), 8 * kPage, (4 * kPage * 131 + 51) & 0xff));
+  peer.reset();
+  EXPECT_TRUE(holds(b, 16 * kPage, 51));
+  const SharedPagesInfo inside = cache.find(b + 5 * kPage + 100, 2 * kPage, &tag, 3);
+  EXPECT_EQ(inside.inode, later.inode);
+}
+
 /// Forks; the child returns `check()`'s verdict as its exit status. Whether the child passed.
 template <class Check>
 bool inChild(Check check) {
