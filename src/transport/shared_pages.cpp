@@ -218,7 +218,7 @@ bool privatize(std::uint64_t start, std::uint64_t end) {
   const std::size_t len = end - start;
   // Both sides' page tables filled in one call each (the child has none for shared mappings,
   // which fork() does not copy): a fault per page took 3x as long (256 KiB: 2.0 against 0.6 ms
-  // on the CI machines' VMs).
+  // on the 2-core development VMs).
   const long temp = syscall(SYS_mmap, nullptr, len, PROT_READ | PROT_WRITE,
                             MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (temp == -1) return false;
