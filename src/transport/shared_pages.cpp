@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -97,8 +98,23 @@ bool privateAnonymous(const Mapping& m) {
   return m.perms == "rw-p" && m.inode == 0 && (m.path.empty() || m.path == "[heap]");
 }
 
-/// The name of the memfds process `pid` makes ("onesided-window.<pid>").
-std::string ownMemfdName(pid_t pid) { return std::string(kMemfdName) + "." + std::to_string(pid); }
+/// The name of the memfds process `pid` makes ("onesided-window.<pid>"), NUL-terminated.
+/// Built without allocating: the fork handler's child uses it before its heap is its own.
+struct MemfdName {
+  char text[48];
+  std::size_t len;
+  [[nodiscard]] std::string_view view() const noexcept { return {text, len}; }
+};
+MemfdName ownMemfdName(pid_t pid) noexcept {
+  MemfdName n{};
+  const std::size_t base = std::strlen(kMemfdName);
+  std::memcpy(n.text, kMemfdName, base);
+  n.text[base] = '.';
+  const auto r = std::to_chars(n.text + base + 1, n.text + sizeof n.text - 1, pid);
+  n.len = static_cast<std::size_t>(r.ptr - n.text);
+  n.text[n.len] = '\0';
+  return n;
+}
 
 /// Whether a /proc/self/maps path shows a memfd named `name` (not one whose pid only starts
 /// with the same digits).
@@ -249,18 +265,7 @@ bool privatize(std::uint64_t start, std::uint64_t end) {
 /// Up to `max` mappings of memfds made by process `pid`, from /proc/self/maps read with a
 /// buffer on the stack; -1 when the file cannot be read.
 int ownMappings(pid_t pid, std::uint64_t (*found)[2], int max) {
-  // ownMemfdName(pid) without allocating; the path shows as "/memfd:<that> (deleted)".
-  char name[64];
-  std::size_t nameLen = 0;
-  for (const char* c = kMemfdName; *c != 0;) name[nameLen++] = *c++;
-  name[nameLen++] = '.';
-  char digits[16];
-  int nd = 0;
-  for (auto v = static_cast<unsigned>(pid); nd == 0 || v != 0; v /= 10) {
-    digits[nd++] = static_cast<char>('0' + v % 10);
-  }
-  while (nd > 0) name[nameLen++] = digits[--nd];
-  const std::string_view want(name, nameLen);
+  const MemfdName want = ownMemfdName(pid);  // the path shows as "/memfd:<it> (deleted)"
 
   const int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;
@@ -281,7 +286,7 @@ int ownMappings(pid_t pid, std::uint64_t (*found)[2], int max) {
         skipping = false;
         continue;
       }
-      if (!namesMemfd(line, want)) continue;
+      if (!namesMemfd(line, want.view())) continue;
       std::uint64_t range[2] = {0, 0};
       std::size_t i = 0;
       for (std::uint64_t& v : range) {
@@ -428,10 +433,10 @@ std::unique_ptr<SharedPages> SharedPages::share(void* base, std::size_t len, boo
     }
     return nothing("partly overlaps another shared range in use", lo, hi);
   }
-  const std::string mine = ownMemfdName(getpid());
+  const MemfdName mine = ownMemfdName(getpid());
   const bool ok = covered(lo, hi, [&](const Mapping& m) {
     if (privateAnonymous(m)) return true;
-    if (!namesMemfd(m.path, mine)) return false;
+    if (!namesMemfd(m.path, mine.view())) return false;
     if (std::find(absorbed.begin(), absorbed.end(), m.inode) != absorbed.end()) return true;
     // An orphan: pages of a memfd of this process that no entry tracks any more.
     return std::none_of(reg.entries.begin(), reg.entries.end(),
@@ -441,7 +446,7 @@ std::unique_ptr<SharedPages> SharedPages::share(void* base, std::size_t len, boo
 
   // Named after this process, so that a fork()ed child finds every mapping of it (see
   // privatizeInChild) and tells them from peers' memfds mapped here.
-  const int fd = memfd_create(ownMemfdName(getpid()).c_str(), MFD_CLOEXEC);
+  const int fd = memfd_create(mine.text, MFD_CLOEXEC);
   if (fd < 0) return nothing("memfd_create failed", lo, hi);
   struct stat st {};
   if (ftruncate(fd, static_cast<off_t>(hi - lo)) != 0 || fstat(fd, &st) != 0 ||
