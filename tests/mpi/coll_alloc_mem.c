@@ -30,6 +30,21 @@
 enum { kHole = -7 };
 static int val(int from, int to, long k) { return (int)(from * 1000003L + to * 1009L + k); }
 
+/* An alltoall's send buffer from rank `me`: block j holds val(me, j, k + off). */
+static void fill_sends(int* s, int P, int me, long n, long off) {
+  for (int j = 0; j < P; ++j)
+    for (long k = 0; k < n; ++k) s[j * n + k] = val(me, j, k + off);
+}
+
+/* How many ints of an alltoall's receive buffer at `me` differ from every rank's fill_sends
+ * (block j from rank j). */
+static long wrong_recvs(const int* r, int P, int me, long n, long off) {
+  long bad = 0;
+  for (int j = 0; j < P; ++j)
+    for (long k = 0; k < n; ++k) bad += r[j * n + k] != val(j, me, k + off);
+  return bad;
+}
+
 static int* alloc_ints(long n) {
   int* p = NULL;
 #ifdef COLL_MALLOC
@@ -53,12 +68,9 @@ static void free_ints(int* p) {
 static void check_alltoall(int P, int me, long n, int round) {
   int* s = alloc_ints((long)P * n);
   int* r = alloc_ints((long)P * n);
-  for (int j = 0; j < P; ++j)
-    for (long k = 0; k < n; ++k) s[j * n + k] = val(me, j, k + round);
+  fill_sends(s, P, me, n, round);
   MT_CHECK(MPI_Alltoall(s, (int)n, MPI_INT, r, (int)n, MPI_INT, MPI_COMM_WORLD));
-  long bad = 0;
-  for (int j = 0; j < P; ++j)
-    for (long k = 0; k < n; ++k) bad += r[j * n + k] != val(j, me, k + round);
+  long bad = wrong_recvs(r, P, me, n, round);
   MT_EXPECT(bad == 0, "alltoall of %ld ints, round %d: %ld wrong", n, round, bad);
   /* Received as every other int: the mapped copy follows the receive type map. */
   MPI_Datatype every2;
@@ -125,8 +137,7 @@ static void check_rooted(int P, int me, long n, int round) {
       for (long k = 0; k < n; ++k) bad += r[j * n + k] != val(j, root, k + round);
   MT_EXPECT(bad == 0, "gather of %ld ints to %d, round %d: %ld wrong", n, root, round, bad);
   /* scatter */
-  for (int j = 0; j < P; ++j)
-    for (long k = 0; k < n; ++k) s[j * n + k] = val(me, j, k + round);
+  fill_sends(s, P, me, n, round);
   MT_CHECK(MPI_Scatter(s, (int)n, MPI_INT, r, (int)n, MPI_INT, root, MPI_COMM_WORLD));
   bad = 0;
   for (long k = 0; k < n; ++k) bad += r[k] != val(root, me, k + round);
@@ -172,12 +183,9 @@ static void check_mixed(int P, int me, long n) {
     s = malloc(sizeof(int) * (size_t)n * (size_t)P);
   }
   int* r = alloc_ints((long)P * n);
-  for (int j = 0; j < P; ++j)
-    for (long k = 0; k < n; ++k) s[j * n + k] = val(me, j, k + 11);
+  fill_sends(s, P, me, n, 11);
   MT_CHECK(MPI_Alltoall(s, (int)n, MPI_INT, r, (int)n, MPI_INT, MPI_COMM_WORLD));
-  long bad = 0;
-  for (int j = 0; j < P; ++j)
-    for (long k = 0; k < n; ++k) bad += r[j * n + k] != val(j, me, k + 11);
+  const long bad = wrong_recvs(r, P, me, n, 11);
   MT_EXPECT(bad == 0, "alltoall from mixed buffers, %ld ints: %ld wrong", n, bad);
   free_ints(r);
   if (region != NULL) {
@@ -206,6 +214,14 @@ static int shared_at(const void* p) {
   return found;
 }
 
+/* How many ints of that send buffer differ from what fill_sends wrote. */
+static long wrong_sends(const int* s, int P, int me, long n, long off) {
+  long bad = 0;
+  for (int j = 0; j < P; ++j)
+    for (long k = 0; k < n; ++k) bad += s[j * n + k] != val(me, j, k + off);
+  return bad;
+}
+
 /* fork() after a send buffer's pages were shared for a collective: the child sees the buffer as
  * it was at the fork, its stores (and free's bookkeeping) stay its own, and what the parent
  * stores after fork() returns never shows in the child. The parent then sends from the buffer
@@ -214,8 +230,7 @@ static void check_fork(int P, int me, long n) {
   int* s = alloc_ints((long)P * n);
   int* r = alloc_ints((long)P * n);
   for (int round = 20; round < 22; ++round) { /* the second use shares (the first with always) */
-    for (int j = 0; j < P; ++j)
-      for (long k = 0; k < n; ++k) s[j * n + k] = val(me, j, k + 20);
+    fill_sends(s, P, me, n, 20);
     MT_CHECK(MPI_Alltoall(s, (int)n, MPI_INT, r, (int)n, MPI_INT, MPI_COMM_WORLD));
   }
   /* A shared page inside a block sent to another rank, if any (whether a stream goes through
@@ -233,10 +248,7 @@ static void check_fork(int P, int me, long n) {
   const pid_t child = fork();
   MT_EXPECT(child >= 0, "fork failed");
   if (child == 0) {
-    long bad = 0;
-    for (int j = 0; j < P; ++j)
-      for (long k = 0; k < n; ++k) bad += s[j * n + k] != val(me, j, k + 20);
-    int ok = bad == 0 && (probe == NULL || !shared_at(probe));
+    int ok = wrong_sends(s, P, me, n, 20) == 0 && (probe == NULL || !shared_at(probe));
     for (long i = 0; i < (long)P * n; ++i) s[i] = -1;
     free(s); /* malloc's bookkeeping, in the child only */
     int* t = malloc(sizeof(int) * 1000);
@@ -245,8 +257,7 @@ static void check_fork(int P, int me, long n) {
     _exit(ok ? 0 : 3);
   }
   if (child > 0) {
-    for (int j = 0; j < P; ++j) /* after fork() returned: never the child's to see */
-      for (long k = 0; k < n; ++k) s[j * n + k] = val(me, j, k + 21);
+    fill_sends(s, P, me, n, 21); /* after fork() returned: never the child's to see */
     int status = 0;
     pid_t waited;
     while ((waited = waitpid(child, &status, 0)) < 0 && errno == EINTR) {
@@ -256,9 +267,7 @@ static void check_fork(int P, int me, long n) {
               "the forked child saw shared memory (status %#x)", status);
   }
   MT_CHECK(MPI_Alltoall(s, (int)n, MPI_INT, r, (int)n, MPI_INT, MPI_COMM_WORLD));
-  long bad = 0;
-  for (int j = 0; j < P; ++j)
-    for (long k = 0; k < n; ++k) bad += r[j * n + k] != val(j, me, k + 21);
+  const long bad = wrong_recvs(r, P, me, n, 21);
   MT_EXPECT(bad == 0, "alltoall after a fork, %ld ints: %ld wrong", n, bad);
   free_ints(r);
   free_ints(s);
