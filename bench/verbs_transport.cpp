@@ -8,12 +8,13 @@
 //             MPI_Win_flush at the transport, no perftest counterpart);
 //   fadd_lat  one 8-byte fetch-and-add, blocking (ib_atomic_lat);
 //   put_bw    1 MiB puts from registered memory, flushed every 16 (ib_write_bw).
-// Two transports in this process, one per thread ("rank 0" and "rank 1"): every byte goes
-// through the HCA. Prints one JSON line per row; latencies are timed per iteration, as perftest
-// times them: p50_us is the median (perftest's t_typical), avg_us the mean (its t_avg). This
-// measures the transport; the MPI-level
+// Two processes, as perftest's server and client ("rank 0" forks "rank 1"; they swap addresses
+// and keys over a socket pair), or with --threads two transports in one process, one per
+// thread: every byte goes through the HCA either way. Prints one JSON line per row; latencies
+// are timed per iteration, as perftest times them: p50_us is the median (perftest's
+// t_typical), avg_us the mean (its t_avg). This measures the transport; the MPI-level
 // latencies (fence epochs) are bench/put_latency and friends.
-// Usage: verbs_transport [--iters N]
+// Usage: verbs_transport [--iters N] [--threads]
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -25,6 +26,10 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "transport/transport.hpp"
 
@@ -66,109 +71,193 @@ void timed(const char* bench, int iters, double per, Op&& op) {
   print(bench, 8, iters, p50, 8 / p50, avg);
 }
 
+constexpr std::size_t kBig = 1 << 20;
+
+/// One side of the benchmark: its transport, its window (kBig bytes, reachable by the other
+/// side), its registered source buffer, and once connected its endpoint to the other side with
+/// the other side's key and window address.
+struct Side {
+  std::unique_ptr<Transport> t = makeVerbsTransport();
+  std::unique_ptr<MemoryRegion> win =
+      t->registerMemory(nullptr, kBig, Placement::kAllocate, Access::kRemoteAll);
+  std::unique_ptr<MemoryRegion> src =
+      t->registerMemory(nullptr, kBig, Placement::kAllocate, Access::kLocal);
+  std::unique_ptr<Endpoint> ep;
+  std::unique_ptr<RemoteKey> key;
+  std::uint64_t remote = 0;
+
+  Side() { std::memset(win->base(), 0, kBig); }
+  /// What the other side needs: address, packed key, window address.
+  [[nodiscard]] std::vector<std::byte> card() const {
+    std::vector<std::byte> a = t->address();
+    std::vector<std::byte> k = win->packRkey();
+    std::vector<std::byte> out;
+    auto add = [&](const void* p, std::size_t n) {
+      const auto* b = static_cast<const std::byte*>(p);
+      out.insert(out.end(), b, b + n);
+    };
+    const std::uint64_t sizes[3] = {a.size(), k.size(),
+                                    reinterpret_cast<std::uint64_t>(win->base())};
+    add(sizes, sizeof sizes);
+    add(a.data(), a.size());
+    add(k.data(), k.size());
+    return out;
+  }
+  void connect(int peer, const std::vector<std::byte>& card) {
+    std::uint64_t sizes[3];
+    std::memcpy(sizes, card.data(), sizeof sizes);
+    const std::span<const std::byte> rest(card.data() + sizeof sizes, card.size() - sizeof sizes);
+    ep = t->connect(peer, rest.first(sizes[0]));
+    key = ep->unpackRkey(rest.subspan(sizes[0], sizes[1]));
+    remote = sizes[2];
+  }
+};
+
+/// The put ping-pong's two halves: the origin writes n into the other side's first word and
+/// waits for n in its own; the echo waits for n and writes it back.
+void putTo(Side& s, std::uint64_t n) {
+  auto* out = static_cast<std::uint64_t*>(s.src->base());
+  *out = n;
+  Iov iov{out, 8};
+  s.ep->put({&iov, 1}, s.remote, *s.key);
+  s.ep->post();
+}
+void await(Side& s, std::uint64_t n) {
+  auto* mine = static_cast<volatile std::uint64_t*>(s.win->base());
+  for (unsigned spin = 0; *mine != n; ++spin) {
+    if ((spin & 1023U) == 1023U) s.t->progress();
+  }
+}
+void echo(Side& s, int total) {
+  for (std::uint64_t n = 1; n <= static_cast<std::uint64_t>(total); ++n) {
+    await(s, n);
+    putTo(s, n);
+  }
+  s.ep->flush();
+}
+
+void sendBlob(int fd, const std::vector<std::byte>& b) {
+  const std::uint64_t n = b.size();
+  if (write(fd, &n, sizeof n) != sizeof n ||
+      write(fd, b.data(), b.size()) != static_cast<ssize_t>(b.size())) {
+    std::perror("verbs_transport: write");
+    std::exit(2);
+  }
+}
+std::vector<std::byte> recvBlob(int fd) {
+  std::uint64_t n = 0;
+  if (read(fd, &n, sizeof n) != sizeof n) {
+    std::perror("verbs_transport: read");
+    std::exit(2);
+  }
+  std::vector<std::byte> b(n);
+  for (std::size_t got = 0; got < n;) {
+    const ssize_t r = read(fd, b.data() + got, n - got);
+    if (r <= 0) {
+      std::perror("verbs_transport: read");
+      std::exit(2);
+    }
+    got += static_cast<std::size_t>(r);
+  }
+  return b;
+}
+
+/// Everything rank 0 measures once the ping-pong's echo runs somewhere (`echoDone` waits for
+/// it to finish).
+template <class EchoDone>
+void measure(Side& s, int iters, EchoDone&& echoDone) {
+  const auto warm = static_cast<std::uint64_t>(iters / 10);
+  auto round = [&](std::uint64_t n) {
+    putTo(s, n);
+    await(s, n);
+  };
+  for (std::uint64_t n = 1; n <= warm; ++n) round(n);
+  timed("put_lat", iters, 2, [&](int i) { round(warm + 1 + static_cast<std::uint64_t>(i)); });
+  echoDone();
+  s.ep->flush();
+  Endpoint& e = *s.ep;
+  const RemoteKey& k = *s.key;
+  // get_lat, putflush_lat and fadd_lat: blocking round trips, each after iters / 10 to warm up.
+  auto roundTrips = [&](const char* bench, auto op) {
+    for (int i = 0; i < iters / 10; ++i) op(i);
+    timed(bench, iters, 1, op);
+  };
+  Iov iov{s.src->base(), 8};
+  roundTrips("get_lat", [&](int) {
+    e.get({&iov, 1}, s.remote, k);
+    e.flush();
+  });
+  roundTrips("putflush_lat", [&](int) {
+    e.put({&iov, 1}, s.remote, k);
+    e.flush();
+  });
+  std::uint64_t old = 0;
+  roundTrips("fadd_lat", [&](int) { e.atomic(AtomicOp::kFetchAdd, 8, 1, 0, &old, s.remote, k); });
+  // put_bw: 1 MiB puts, 16 per flush.
+  Iov big{s.src->base(), kBig};
+  const int rounds = std::max(2, iters / 100);
+  for (int i = 0; i < 16; ++i) e.put({&big, 1}, s.remote, k);
+  e.flush();
+  const double start = nowUs();
+  for (int r = 0; r < rounds; ++r) {
+    for (int i = 0; i < 16; ++i) e.put({&big, 1}, s.remote, k);
+    e.flush();
+  }
+  const double us = (nowUs() - start) / (rounds * 16.0);
+  print("put_bw", kBig, rounds * 16, us, static_cast<double>(kBig) / us);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int iters = 1000;
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], "--iters") == 0) iters = std::atoi(argv[i + 1]);
+  bool threads = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--iters") == 0 && i + 1 < argc) iters = std::atoi(argv[++i]);
+    if (std::strcmp(argv[i], "--threads") == 0) threads = true;
   }
   if (!verbsPortActive()) {
     std::fprintf(stderr, "verbs_transport: no active RDMA port\n");
     return 2;
   }
-  auto t0 = makeVerbsTransport();
-  auto t1 = makeVerbsTransport();
-  constexpr std::size_t kBig = 1 << 20;
-  auto w0 = t0->registerMemory(nullptr, 4096, Placement::kAllocate, Access::kRemoteAll);
-  auto w1 = t1->registerMemory(nullptr, kBig, Placement::kAllocate, Access::kRemoteAll);
-  auto src = t0->registerMemory(nullptr, kBig, Placement::kAllocate, Access::kLocal);
-  auto src1 = t1->registerMemory(nullptr, 64, Placement::kAllocate, Access::kLocal);
-  std::memset(w0->base(), 0, 4096);
-  std::memset(w1->base(), 0, kBig);
-  auto e01 = t0->connect(1, t1->address());
-  auto e10 = t1->connect(0, t0->address());
-  auto k1 = e01->unpackRkey(w1->packRkey());
-  auto k0 = e10->unpackRkey(w0->packRkey());
-  const auto b0 = reinterpret_cast<std::uint64_t>(w0->base());
-  const auto b1 = reinterpret_cast<std::uint64_t>(w1->base());
-
-  // put_lat: rank 0 writes n into rank 1's first word; rank 1 sees it and writes n back.
-  {
-    auto* mine0 = static_cast<volatile std::uint64_t*>(w0->base());
-    auto* mine1 = static_cast<volatile std::uint64_t*>(w1->base());
-    auto* out0 = static_cast<std::uint64_t*>(src->base());
-    auto* out1 = static_cast<std::uint64_t*>(src1->base());
-    const int total = iters + iters / 10;
-    std::thread peer([&] {
-      for (std::uint64_t n = 1; n <= static_cast<std::uint64_t>(total); ++n) {
-        for (unsigned spin = 0; *mine1 != n; ++spin) {
-          if ((spin & 1023U) == 1023U) t1->progress();
-        }
-        *out1 = n;
-        Iov iov{out1, 8};
-        e10->put({&iov, 1}, b0, *k0);
-        e10->post();
-      }
-      e10->flush();
-    });
-    auto round = [&](std::uint64_t n) {
-      *out0 = n;
-      Iov iov{out0, 8};
-      e01->put({&iov, 1}, b1, *k1);
-      e01->post();
-      for (unsigned spin = 0; *mine0 != n; ++spin) {
-        if ((spin & 1023U) == 1023U) t0->progress();
-      }
-    };
-    const auto warm = static_cast<std::uint64_t>(iters / 10);
-    for (std::uint64_t n = 1; n <= warm; ++n) round(n);
-    timed("put_lat", iters, 2, [&](int i) { round(warm + 1 + static_cast<std::uint64_t>(i)); });
-    peer.join();
-    e01->flush();
+  const int total = iters + iters / 10;  // the ping-pong's rounds, warm-up included
+  if (threads) {
+    Side s0;
+    Side s1;
+    s0.connect(1, s1.card());
+    s1.connect(0, s0.card());
+    std::thread peer([&] { echo(s1, total); });
+    measure(s0, iters, [&] { peer.join(); });
+    return 0;
   }
-  // get_lat and fadd_lat: blocking round trips from rank 0.
-  {
-    auto* in = static_cast<std::uint64_t*>(src->base());
-    Iov iov{in, 8};
-    for (int i = 0; i < iters / 10; ++i) {
-      e01->get({&iov, 1}, b1, *k1);
-      e01->flush();
-    }
-    timed("get_lat", iters, 1, [&](int) {
-      e01->get({&iov, 1}, b1, *k1);
-      e01->flush();
-    });
-    for (int i = 0; i < iters / 10; ++i) {
-      e01->put({&iov, 1}, b1, *k1);
-      e01->flush();
-    }
-    timed("putflush_lat", iters, 1, [&](int) {
-      e01->put({&iov, 1}, b1, *k1);
-      e01->flush();
-    });
-    std::uint64_t old = 0;
-    for (int i = 0; i < iters / 10; ++i) e01->atomic(AtomicOp::kFetchAdd, 8, 1, 0, &old, b1, *k1);
-    timed("fadd_lat", iters, 1,
-          [&](int) { e01->atomic(AtomicOp::kFetchAdd, 8, 1, 0, &old, b1, *k1); });
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+    std::perror("verbs_transport: socketpair");
+    return 2;
   }
-  // put_bw: 1 MiB puts, 16 per flush.
-  {
-    Iov iov{src->base(), kBig};
-    const int rounds = std::max(2, iters / 100);
-    for (int k = 0; k < 16; ++k) e01->put({&iov, 1}, b1, *k1);
-    e01->flush();
-    const double start = nowUs();
-    for (int r = 0; r < rounds; ++r) {
-      for (int k = 0; k < 16; ++k) e01->put({&iov, 1}, b1, *k1);
-      e01->flush();
-    }
-    const double us = (nowUs() - start) / (rounds * 16.0);
-    print("put_bw", kBig, rounds * 16, us, static_cast<double>(kBig) / us);
+  std::fflush(stdout);
+  const pid_t child = fork();
+  if (child < 0) {
+    std::perror("verbs_transport: fork");
+    return 2;
   }
-  k1.reset();
-  k0.reset();
-  e01.reset();
-  e10.reset();
-  return 0;
+  const int fd = fds[child == 0 ? 1 : 0];
+  close(fds[child == 0 ? 0 : 1]);
+  Side s;
+  sendBlob(fd, s.card());
+  s.connect(child == 0 ? 0 : 1, recvBlob(fd));
+  if (child == 0) {
+    echo(s, total);
+    // Rank 0 reads and writes this window until it says it is done.
+    char done = 0;
+    sendBlob(fd, {});
+    if (read(fd, &done, 1) != 1) return 2;
+    return 0;
+  }
+  measure(s, iters, [&] { recvBlob(fd); });
+  const char done = 1;
+  if (write(fd, &done, 1) != 1) return 2;
+  int status = 0;
+  waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 2;
 }
