@@ -46,9 +46,9 @@ for rep in $(seq 1 "$repeats"); do
   echo "repeat $rep/$repeats" >&2
   {
     # Each program launched 3 times, interleaved: under TCG every process runs in one of two
-    # speed modes (perftest's ib_write_lat took 7.2-7.6 or 10.4-11.6 us per launch in one VM
-    # run, our ping-pong 7.2-7.6 or 11.2-12.6), and the table compares each system's best
-    # launch per repeat.
+    # speed modes (in one VM run of 9 launches each, perftest's ib_write_lat took 7.3-7.8 us in
+    # 4, 8.9 in 1 and 10.6-12.0 in 4; our ping-pong 7.1-7.9 in 7 and 11.7 in 2), and the table
+    # compares each system's best launch per repeat.
     for launch in 1 2 3; do
       perftest ib_write_lat -s 8 -n 1000 | awk '$1 == 8 && $5 ~ /^[0-9.]+$/ {print "{\"bench\":\"put_lat\",\"system\":\"perftest\",\"p50_us\":" $5 ",\"avg_us\":" $6 "}"}'
       perftest ib_read_lat -s 8 -n 1000 | awk '$1 == 8 && $5 ~ /^[0-9.]+$/ {print "{\"bench\":\"get_lat\",\"system\":\"perftest\",\"p50_us\":" $5 ",\"avg_us\":" $6 "}"}'
@@ -88,14 +88,16 @@ done >"$out/results.jsonl"
 python3 - "$out/results.jsonl" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+def best_in(system, bench, key, rep, flavor=None):
+    """The best of one repeat's launches (lowest latency, highest bandwidth), or None."""
+    v = [r[key] for r in rows if r.get("repeat") == rep and r["system"] == system
+         and r["bench"] == bench and key in r and (flavor is None or r.get("flavor") == flavor)]
+    return (max(v) if key == "mbps" else min(v)) if v else None
+repeats = sorted({r.get("repeat") for r in rows})
 def values(system, bench, key, flavor=None):
-    """Per repeat, the best of that repeat's launches (lowest latency, highest bandwidth)."""
-    out = []
-    for rep in sorted({r.get("repeat") for r in rows}):
-        v = [r[key] for r in rows if r.get("repeat") == rep and r["system"] == system
-             and r["bench"] == bench and key in r and (flavor is None or r.get("flavor") == flavor)]
-        if v: out.append(max(v) if key == "mbps" else min(v))
-    return out
+    """Per repeat, the best of that repeat's launches."""
+    return [v for v in (best_in(system, bench, key, rep, flavor) for rep in repeats)
+            if v is not None]
 def med(system, bench, key, flavor=None):
     v = values(system, bench, key, flavor)
     return statistics.median(v) if v else None
@@ -113,13 +115,9 @@ def per_repeat(sa, ba, sb, bb, key, flavor=None):
     """The ratio a / b within each repeat (the two measured minutes apart, so slow phases of the
     VM hit both alike; each the best of its launches in that repeat): median, min and max over
     the repeats."""
-    def pick(system, bench, rep):
-        v = [r[key] for r in rows if r.get("repeat") == rep and r["system"] == system
-             and r["bench"] == bench and key in r and (flavor is None or r.get("flavor") == flavor)]
-        return (max(v) if key == "mbps" else min(v)) if v else None
     rs = []
-    for rep in sorted({r.get("repeat") for r in rows}):
-        a, b = pick(sa, ba, rep), pick(sb, bb, rep)
+    for rep in repeats:
+        a, b = best_in(sa, ba, key, rep, flavor), best_in(sb, bb, key, rep, flavor)
         if a and b: rs.append(a / b)
     if not rs: return "-"
     return f"{statistics.median(rs):.2f} ({min(rs):.2f}-{max(rs):.2f})"

@@ -136,29 +136,29 @@ void echo(Side& s, int total) {
   s.ep->flush();
 }
 
-void sendBlob(int fd, const std::vector<std::byte>& b) {
-  const std::uint64_t n = b.size();
-  if (write(fd, &n, sizeof n) != sizeof n ||
-      write(fd, b.data(), b.size()) != static_cast<ssize_t>(b.size())) {
-    std::perror("verbs_transport: write");
-    std::exit(2);
+/// Length-prefixed messages between the two processes (an empty one is a signal); any
+/// failure ends the benchmark.
+void fullIo(int fd, void* buf, std::size_t n, bool out) {
+  auto* p = static_cast<char*>(buf);
+  for (std::size_t done = 0; done < n;) {
+    const ssize_t r = out ? write(fd, p + done, n - done) : read(fd, p + done, n - done);
+    if (r <= 0) {
+      std::perror(out ? "verbs_transport: write" : "verbs_transport: read");
+      std::exit(2);
+    }
+    done += static_cast<std::size_t>(r);
   }
+}
+void sendBlob(int fd, std::vector<std::byte> b) {
+  std::uint64_t n = b.size();
+  fullIo(fd, &n, sizeof n, true);
+  fullIo(fd, b.data(), b.size(), true);
 }
 std::vector<std::byte> recvBlob(int fd) {
   std::uint64_t n = 0;
-  if (read(fd, &n, sizeof n) != sizeof n) {
-    std::perror("verbs_transport: read");
-    std::exit(2);
-  }
+  fullIo(fd, &n, sizeof n, false);
   std::vector<std::byte> b(n);
-  for (std::size_t got = 0; got < n;) {
-    const ssize_t r = read(fd, b.data() + got, n - got);
-    if (r <= 0) {
-      std::perror("verbs_transport: read");
-      std::exit(2);
-    }
-    got += static_cast<std::size_t>(r);
-  }
+  fullIo(fd, b.data(), b.size(), false);
   return b;
 }
 
@@ -249,14 +249,12 @@ int main(int argc, char** argv) {
   if (child == 0) {
     echo(s, total);
     // Rank 0 reads and writes this window until it says it is done.
-    char done = 0;
     sendBlob(fd, {});
-    if (read(fd, &done, 1) != 1) return 2;
+    recvBlob(fd);
     return 0;
   }
   measure(s, iters, [&] { recvBlob(fd); });
-  const char done = 1;
-  if (write(fd, &done, 1) != 1) return 2;
+  sendBlob(fd, {});
   int status = 0;
   waitpid(child, &status, 0);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 2;
