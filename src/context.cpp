@@ -47,6 +47,7 @@ std::unique_ptr<transport::Transport> makeTransport(const Options& options, bool
     transport::UcxOptions u;
     u.threadSerialized = options.threadSerialized;
     u.progressThread = progressThread;
+    u.sharePartialPages = options.singleThreaded;
     return transport::makeUcxTransport(u);
   }
   std::string known;

@@ -70,9 +70,10 @@ NodeId localNodeId() {
 
 /// What a packed key carries besides UCX's own rkey bytes. For memory the user owns
 /// (MPI_Win_create) UCX's shared-memory transports cannot map it and its put needs the target
-/// to progress. So an on-node origin maps the region's whole pages (shared_pages.hpp) and
-/// stores into them, and reaches the partial pages at the ends with cross-memory attach (the
-/// owner's pid), all with no target involvement.
+/// to progress. So an on-node origin maps the region's shared pages (shared_pages.hpp) and
+/// stores into them, and reaches what is not shared (the partial pages at the ends, unless the
+/// program is single-threaded) with cross-memory attach (the owner's pid), all with no target
+/// involvement.
 struct KeyHeader {
   std::uint64_t pid;
   std::uint64_t registered;  // 1: user memory (cross-memory attach allowed), 0: allocated
@@ -95,7 +96,7 @@ struct KeyHeader {
 /// progress (it is inside the runtime), the thread leaves the worker to it (see run()).
 class UcpContext {
  public:
-  explicit UcpContext(const UcxOptions& opt) {
+  explicit UcpContext(const UcxOptions& opt) : sharePartialPages_(opt.sharePartialPages) {
     ucp_config_t* config = nullptr;
     checkUcs(ucp_config_read(nullptr, nullptr, &config), "ucp_config_read");
     ucp_params_t params{};
@@ -136,6 +137,8 @@ class UcpContext {
 
   [[nodiscard]] ucp_context_h context() const { return ctx_; }
   [[nodiscard]] ucp_worker_h worker() const { return worker_; }
+  /// UcxOptions::sharePartialPages.
+  [[nodiscard]] bool sharePartialPages() const { return sharePartialPages_; }
 
   /// ucp_worker_progress from the rank's own thread (which tells the progress thread that the
   /// rank is driving the worker itself).
@@ -260,6 +263,7 @@ class UcpContext {
     }
   }
 
+  bool sharePartialPages_;
   ucp_context_h ctx_ = nullptr;
   ucp_worker_h worker_ = nullptr;
   mutable std::atomic<std::uint64_t> ownerPolls_{0};  // written by the rank's thread only
@@ -278,7 +282,9 @@ class UcxRegion final : public MemoryRegion {
       return;  // nothing to register; bounds checks keep peers away from it
     }
     // Before ucp_mem_map: sharing replaces the pages, and UCX must register the new ones.
-    if (placement == Placement::kRegister) shared_ = SharedPages::share(base, len);
+    if (placement == Placement::kRegister) {
+      shared_ = SharedPages::share(base, len, true, ctx_->sharePartialPages());
+    }
     ucp_mem_map_params_t p{};
     p.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
                    UCP_MEM_MAP_PARAM_FIELD_FLAGS;

@@ -34,6 +34,11 @@ struct Options {
   std::string transport;
   /// The transport may be entered by several threads, one at a time (MPI_THREAD_SERIALIZED).
   bool threadSerialized = false;
+  /// The program runs no thread of its own besides the one calling the runtime
+  /// (MPI_THREAD_SINGLE): the partial pages at the ends of user memory a window exposes may be
+  /// moved into shared memory too, so on-node peers reach all of it by loads, stores and CPU
+  /// atomics (src/transport/shared_pages.hpp).
+  bool singleThreaded = false;
   /// Tests that run ranks as threads set this when one rank failed, so the others' waits throw
   /// instead of hanging. Must outlive the Context.
   const std::atomic<bool>* cancel = nullptr;

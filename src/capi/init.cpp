@@ -26,6 +26,7 @@ void init(int required, int* provided) {
   const int level = std::min(required, MPI_THREAD_SERIALIZED);
   Options o;
   o.threadSerialized = level >= MPI_THREAD_SERIALIZED;
+  o.singleThreaded = level == MPI_THREAD_SINGLE;
   s.ctx = Context::fromEnvironment(o);
   log::setRank(s.ctx->rank());
   s.comms[MPI_COMM_WORLD].comm = &s.ctx->world();

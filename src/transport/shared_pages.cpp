@@ -13,10 +13,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cinttypes>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -27,6 +29,10 @@
 #include <vector>
 
 #include "log.hpp"
+
+#ifdef ONESIDED_HAVE_UCX
+#include <ucm/api/ucm.h>
+#endif
 
 namespace onesided::transport {
 namespace {
@@ -41,6 +47,24 @@ std::uint64_t pageSize() {
 bool enabled() {
   const char* env = std::getenv("ONESIDED_SHARE_PAGES");
   return env == nullptr || std::strcmp(env, "0") != 0;
+}
+
+/// ONESIDED_SHARE_PAGES=whole: never the partial pages at a range's ends.
+bool partialEndsEnabled() {
+  const char* env = std::getenv("ONESIDED_SHARE_PAGES");
+  return env == nullptr || std::strcmp(env, "whole") != 0;
+}
+
+/// Whether [lo, hi) overlaps the calling thread's stack.
+bool onOwnStack(std::uint64_t lo, std::uint64_t hi) {
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return true;
+  void* addr = nullptr;
+  std::size_t size = 0;
+  const int r = pthread_attr_getstack(&attr, &addr, &size);
+  pthread_attr_destroy(&attr);
+  const auto a = reinterpret_cast<std::uint64_t>(addr);
+  return r != 0 || (lo < a + size && a < hi);
 }
 
 /// One line of /proc/self/maps.
@@ -229,6 +253,21 @@ void unlockInParent() {
 // intercept mmap and mremap, stays held in the child for ever; ucm also drops mremap's fifth
 // argument).
 
+/// Copies `len` bytes of this process from `from` to `to` in the kernel (process_vm_readv): a
+/// partial page holds other data, which a sanitizer's memcpy would check (its redzones).
+bool copyInKernel(void* to, std::uintptr_t from, std::size_t len) {
+  const long self = syscall(SYS_getpid);
+  for (std::size_t done = 0; done < len;) {  // in steps: one call copies at most about 2 GiB
+    const std::size_t step = std::min<std::size_t>(len - done, std::size_t{1} << 30);
+    const iovec t{static_cast<std::byte*>(to) + done, step};
+    const iovec f{reinterpret_cast<void*>(from + done), step};  // NOLINT
+    const long got = syscall(SYS_process_vm_readv, self, &t, 1, &f, 1, 0);
+    if (got <= 0) return false;
+    done += static_cast<std::size_t>(got);
+  }
+  return true;
+}
+
 /// Replaces the mapping [start, end) with private memory holding the same bytes.
 bool privatize(std::uint64_t start, std::uint64_t end) {
   const std::size_t len = end - start;
@@ -240,20 +279,11 @@ bool privatize(std::uint64_t start, std::uint64_t end) {
   if (temp == -1) return false;
   syscall(SYS_madvise, start, len, MADV_POPULATE_READ);  // a hint: older kernels say EINVAL
   auto* copy = reinterpret_cast<void*>(temp);            // NOLINT(performance-no-int-to-ptr)
-  // The kernel copies (process_vm_readv on this process): a sanitizer's memcpy would check
-  // the bytes, and a range left shared after the program freed it holds its allocator's
-  // poisoned redzones.
-  const long self = syscall(SYS_getpid);
-  for (std::size_t done = 0; done < len;) {  // in steps: one call copies at most about 2 GiB
-    const std::size_t step = std::min<std::size_t>(len - done, std::size_t{1} << 30);
-    const iovec to{static_cast<std::byte*>(copy) + done, step};
-    const iovec from{reinterpret_cast<void*>(start + done), step};  // NOLINT
-    const long got = syscall(SYS_process_vm_readv, self, &to, 1, &from, 1, 0);
-    if (got <= 0) {
-      syscall(SYS_munmap, copy, len);
-      return false;
-    }
-    done += static_cast<std::size_t>(got);
+  // The kernel copies: a sanitizer's memcpy would check the bytes, and a range left shared
+  // after the program freed it holds its allocator's poisoned redzones.
+  if (!copyInKernel(copy, start, len)) {
+    syscall(SYS_munmap, copy, len);
+    return false;
   }
   if (syscall(SYS_mremap, copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, start) == -1) {
     syscall(SYS_munmap, copy, len);
@@ -352,33 +382,127 @@ void privatizeInChild() {
   reg.mutex.unlock();
 }
 
-// Pages are replaced with mmap(MAP_FIXED), which swaps the mapping in one step, and never with
-// mremap(MREMAP_FIXED): UCX 1.13's memory hooks (ucm) drop mremap's fifth argument and move the
-// pages to a wrong address. mmap also tells those hooks, so registration caches that knew the
-// old pages forget them.
+// Moving pages while other threads run. A range's pages are replaced by others holding the same
+// bytes; a store another thread made to them after the copy and before the replacement would be
+// lost (and, moving back, a load in between would read zeros). So the range is read-only while
+// it moves: such a store faults, and onMoveFault waits until the new pages are in place, then
+// returns, so that the store is made again, there. Loads go on as before; faults anywhere else
+// go to the handler the program had. Stores the kernel makes for a system call (read() into a
+// buffer in those pages) fail with EFAULT meanwhile, which is why the partial pages at a
+// window's ends, which also hold other data of the process, move only in a single-threaded
+// program (see share()). The pages are replaced with raw system calls, and never with libc's
+// mmap / mremap: UCX's memory hooks intercept those and take locks that a thread waiting in
+// onMoveFault may hold (ucm also drops mremap's fifth argument). The hooks hear of the
+// replacement once the range is writable again (reportReplaced), so that registration caches
+// that knew the old pages forget them.
+namespace move {
+std::atomic<std::uintptr_t> lo{0};
+std::atomic<std::uintptr_t> hi{0};
+std::atomic<bool> moving{false};
+std::atomic<int> inHandler{0};
+struct sigaction previous {};  // the program's handler while a range moves
+
+void chain(int sig, siginfo_t* info, void* context) {
+  if ((previous.sa_flags & SA_SIGINFO) != 0) {
+    previous.sa_sigaction(sig, info, context);
+  } else if (previous.sa_handler == SIG_DFL || previous.sa_handler == SIG_IGN) {
+    // A real fault: the default action, when the faulting instruction runs again.
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigaction(sig, &dfl, nullptr);
+  } else {
+    previous.sa_handler(sig);
+  }
+}
+
+void onMoveFault(int sig, siginfo_t* info, void* context) {
+  inHandler.fetch_add(1);
+  const auto a = reinterpret_cast<std::uintptr_t>(info->si_addr);
+  if (a >= lo.load() && a < hi.load()) {
+    // Also after the move (a fault delivered just before its end): the store is made again.
+    while (moving.load(std::memory_order_acquire)) syscall(SYS_sched_yield);
+    inHandler.fetch_sub(1);
+    return;
+  }
+  inHandler.fetch_sub(1);
+  chain(sig, info, context);
+}
+
+/// Runs `replace` with [lo, hi) read-only and stores into it held until `replace` returns.
+/// `replace` makes raw system calls only: no lock, no allocation.
+template <class F>
+bool guarded(std::uintptr_t first, std::uintptr_t end, F&& replace) {
+  // This thread's own signal handlers wait (one storing into the range would wait for itself).
+  sigset_t async{};
+  sigset_t saved{};
+  sigfillset(&async);
+  for (int s : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP}) sigdelset(&async, s);
+  pthread_sigmask(SIG_BLOCK, &async, &saved);
+  lo.store(first);
+  hi.store(end);
+  moving.store(true);
+  struct sigaction mine {};
+  mine.sa_sigaction = onMoveFault;
+  mine.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+  sigemptyset(&mine.sa_mask);
+  const bool installed = sigaction(SIGSEGV, &mine, &previous) == 0;
+  bool ok = false;
+  if (installed && syscall(SYS_mprotect, first, end - first, PROT_READ) == 0) {
+    ok = replace();
+    if (!ok) syscall(SYS_mprotect, first, end - first, PROT_READ | PROT_WRITE);
+  }
+  moving.store(false, std::memory_order_release);
+  while (inHandler.load() != 0) syscall(SYS_sched_yield);
+  if (installed) sigaction(SIGSEGV, &previous, nullptr);
+  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+  return ok;
+}
+
+/// Tells UCX's memory hooks (and through them every registration cache, ours included) that the
+/// pages of [lo, lo + len) were replaced.
+void reportReplaced(std::uintptr_t first, std::size_t len) {
+#ifdef ONESIDED_HAVE_UCX
+  ucm_vm_munmap(reinterpret_cast<void*>(first), len);  // NOLINT(performance-no-int-to-ptr)
+#else
+  (void)first;
+  (void)len;
+#endif
+}
+}  // namespace move
 
 /// Puts the memfd `fd` at [lo, hi) with the range's current content.
 bool shareRange(std::uint64_t lo, std::uint64_t hi, int fd) {
   const std::size_t len = hi - lo;
-  auto* at = reinterpret_cast<void*>(lo);  // NOLINT(performance-no-int-to-ptr)
   void* temp = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (temp == MAP_FAILED) return false;
-  std::memcpy(temp, at, len);
-  void* got = mmap(at, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+  const bool ok = move::guarded(lo, hi, [&] {
+    return copyInKernel(temp, lo, len) &&
+           syscall(SYS_mmap, lo, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) ==
+               static_cast<long>(lo);
+  });
   munmap(temp, len);
-  return got == at;
+  if (ok) move::reportReplaced(lo, len);
+  return ok;
 }
 
-/// Puts private anonymous memory back at [lo, hi), with the content of the memfd `fd`.
-bool unshareRange(std::uint64_t lo, std::uint64_t hi, int fd) {
+/// Puts private anonymous memory back at [lo, hi), with the content of the memfd pages there.
+bool unshareRange(std::uint64_t lo, std::uint64_t hi) {
   const std::size_t len = hi - lo;
-  auto* at = reinterpret_cast<void*>(lo);  // NOLINT(performance-no-int-to-ptr)
-  void* temp = mmap(nullptr, len, PROT_READ, MAP_SHARED, fd, 0);
-  if (temp == MAP_FAILED) return false;
-  void* got = mmap(at, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-  if (got == at) std::memcpy(at, temp, len);
-  munmap(temp, len);
-  return got == at;
+  const long made = syscall(SYS_mmap, nullptr, len, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (made == -1) return false;
+  auto* temp = reinterpret_cast<void*>(made);  // NOLINT(performance-no-int-to-ptr)
+  // Filled, then moved in whole: no thread sees the new pages before they hold the bytes.
+  const bool ok = move::guarded(lo, hi, [&] {
+    return copyInKernel(temp, lo, len) &&
+           syscall(SYS_mremap, temp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, lo) != -1;
+  });
+  if (!ok) {
+    syscall(SYS_munmap, temp, len);
+    return false;
+  }
+  move::reportReplaced(lo, len);
+  return true;
 }
 
 std::unique_ptr<SharedPages> nothing(const char* why, std::uint64_t lo, std::uint64_t hi) {
@@ -391,14 +515,32 @@ std::unique_ptr<SharedPages> nothing(const char* why, std::uint64_t lo, std::uin
 
 }  // namespace
 
-std::unique_ptr<SharedPages> SharedPages::share(void* base, std::size_t len, bool restore) {
+std::unique_ptr<SharedPages> SharedPages::share(void* base, std::size_t len, bool restore,
+                                                bool partialEnds) {
   const std::uint64_t page = pageSize();
   const auto b = reinterpret_cast<std::uint64_t>(base);
   const std::uint64_t lo = (b + page - 1) & ~(page - 1);
   const std::uint64_t hi = (b + len) & ~(page - 1);
   if (!enabled()) return nothing("ONESIDED_SHARE_PAGES=0", lo, hi);
-  if (base == nullptr || hi <= lo) return nothing("no whole page", lo, hi);
+  if (base == nullptr || len == 0) return nothing("no memory", lo, hi);
+  const std::uint64_t first = b & ~(page - 1);
+  const std::uint64_t end = (b + len + page - 1) & ~(page - 1);
+  if (partialEnds && (first != lo || end != hi)) {
+    if (!partialEndsEnabled()) {
+      nothing("ONESIDED_SHARE_PAGES=whole", first, end);
+    } else if (onOwnStack(first, end)) {
+      // Read-only while it moved, the stack would fault under this very thread.
+      nothing("partial pages on the calling thread's stack", first, end);
+    } else if (auto whole = shareExactly(first, end, restore)) {
+      return whole;
+    }
+  }
+  if (hi <= lo) return nothing("no whole page", lo, hi);
+  return shareExactly(lo, hi, restore);
+}
 
+std::unique_ptr<SharedPages> SharedPages::shareExactly(std::uint64_t lo, std::uint64_t hi,
+                                                       bool restore) {
   auto& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mutex);
   std::vector<std::uint64_t> absorbed;  // dormant entries inside [lo, hi), by inode
@@ -485,7 +627,7 @@ SharedPages::~SharedPages() {
     // memory before MPI_Win_free may have something else there now.
     const bool ours = !e.stale && live(e);
     if (ours) {
-      if (!unshareRange(e.lo, e.hi, e.fd)) {
+      if (!unshareRange(e.lo, e.hi)) {
         log::core().warn(
             "shared pages: could not restore private memory at {:#x} ({} bytes); "
             "it stays shared",

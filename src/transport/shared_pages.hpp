@@ -6,21 +6,25 @@
 // reaches it only through a system call (process_vm_writev: 1.8 us per 8-byte put on the CI
 // machines) or through UCX active messages (which need the target to progress). Instead, the
 // whole pages inside the window are moved, content and all, into a memfd mapped at the same
-// virtual addresses (mremap: the range is never unmapped), and on-node peers map that memfd.
-// From then on a put is a memcpy into the peer's memory, with no system call and no target
-// involvement, exactly like an allocate window. MPI_Win_free moves the content back into
-// private anonymous memory.
+// virtual addresses (the range is never unmapped), and on-node peers map that memfd. From then on
+// a put is a memcpy into the peer's memory, with no system call and no target involvement, and
+// an 8-byte atomic is one CPU atomic, exactly like an allocate window. MPI_Win_free moves the
+// content back into private anonymous memory. While a range moves it is read-only, and a store
+// another thread makes to it waits in a fault handler until the new pages are in, then is made
+// there (shared_pages.cpp): no store is lost.
 //
-// What it does not touch: the partial pages at the window's two ends (they also hold other
-// data of the process, which a concurrent thread could be writing while the copy is made);
-// memory that is not private anonymous (files, MAP_SHARED, the main thread's stack, hugetlb);
-// ranges that partly overlap a range shared and in use (a range inside one is shared again, with
-// a reference count, so overlapping windows see one memory; a range nothing uses any more, which
-// collectives leave behind, is taken over). Those bytes go by cross-memory attach or the
-// transport, as before. ONESIDED_SHARE_PAGES=0 turns the whole thing off.
+// The partial pages at the window's two ends also hold other data of the process: they move
+// too (the window is then reached by loads and stores in whole) when the program has no thread
+// of its own but the caller (MPI_THREAD_SINGLE), since a system call another thread made into
+// them mid-move would fail with EFAULT; otherwise they go by cross-memory attach or the
+// transport. Not touched at all: memory that is not private anonymous (files, MAP_SHARED, the
+// main thread's stack, hugetlb); ranges that partly overlap a range shared and in use (a range
+// inside one is shared again, with a reference count, so overlapping windows see one memory; a
+// range nothing uses any more, which collectives leave behind, is taken over).
+// ONESIDED_SHARE_PAGES=0 turns the whole thing off, =whole keeps the partial pages out.
 //
-// Consequences the README states: while the window exists, its whole pages are MAP_SHARED and
-// lose mlock / madvise / NUMA settings made before MPI_Win_create. A fork()ed child still gets
+// Consequences the README states: while the window exists, its pages are MAP_SHARED and lose
+// mlock / madvise / NUMA settings made before MPI_Win_create. A fork()ed child still gets
 // private copies (a fork handler makes them; see shared_pages.cpp).
 #pragma once
 
@@ -52,7 +56,12 @@ class SharedPages {
   /// `restore`: whether the last handle's end moves the content back into private memory
   /// (false: the pages stay shared, for memory the program may be using on other threads by
   /// then, where the copy back could lose a store; a range stays so if any handle said false).
-  static std::unique_ptr<SharedPages> share(void* base, std::size_t len, bool restore = true);
+  /// `partialEnds`: the partial pages at the two ends too (the whole range is then shared), for
+  /// a program with no thread but the one calling (MPI_THREAD_SINGLE): while a range moves, a
+  /// store another thread makes to it waits (see shared_pages.cpp), but a system call that
+  /// writes there fails with EFAULT. Whole pages only where the ends cannot be shared.
+  static std::unique_ptr<SharedPages> share(void* base, std::size_t len, bool restore = true,
+                                            bool partialEnds = false);
   ~SharedPages();
   SharedPages(const SharedPages&) = delete;
   SharedPages& operator=(const SharedPages&) = delete;
@@ -63,6 +72,9 @@ class SharedPages {
 
  private:
   explicit SharedPages(const SharedPagesInfo& info) : info_(info) {}
+  /// share() of the pages [lo, hi) exactly.
+  static std::unique_ptr<SharedPages> shareExactly(std::uint64_t lo, std::uint64_t hi,
+                                                   bool restore);
   SharedPagesInfo info_;
   bool gone_ = false;
 };

@@ -210,6 +210,8 @@ struct UcxOptions {
   /// at the target (atomics without device support, any RMA over tcp) complete without the
   /// target calling into the runtime. It sleeps in the worker's wakeup fd: no cost when idle.
   bool progressThread = false;
+  /// Options::singleThreaded: user memory's partial end pages may be shared (shared_pages.hpp).
+  bool sharePartialPages = false;
 };
 
 /// Transports built into this library, for ONESIDED_TRANSPORT and tests.

@@ -2,11 +2,13 @@
 /* MPI_Win_create windows over memory of every kind a program has, reached by on-node peers:
  * page-aligned heap memory, unaligned heap memory (partial pages at both ends), static memory,
  * and a second window over part of the first (overlapping windows are one memory). onesided
- * maps the whole pages of such windows into the peers and reaches the partial pages by
- * cross-memory attach; this checks every byte of both paths, with puts and gets that straddle
+ * maps the pages of such windows into the peers (the partial pages at the ends too in a
+ * single-threaded program) and reaches what it does not map by cross-memory attach; this
+ * checks every byte of both paths, with puts and gets that straddle
  * the page boundaries, and that after MPI_Win_free the memory is the program's private memory
  * again with its content; and accumulate / get_accumulate over a whole window (both paths in one
- * call) with exact sums. Run with ONESIDED_SHARE_PAGES=0 too (ctest does both).
+ * call) with exact sums; and atomics into a 16-byte window between other data of the program.
+ * Run with ONESIDED_SHARE_PAGES=0 and =whole too (ctest does all three).
  * Output (identical under any MPI): "rank R: create_shared ok". */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
@@ -151,6 +153,59 @@ static void one_window(const char* what, unsigned char* mem, size_t len, int rou
   MT_EXPECT(mem[0] == 0x5a && mem[len - 1] == 0x5a, "%s: memory not writable after free", what);
 }
 
+/* Two int64 slots of a window in the middle of a heap block that also holds other data of the
+ * program, which it keeps rewriting while the window exists (the partial pages that a
+ * single-threaded program's window shares): every rank adds into slot 0 of every rank with
+ * MPI_Fetch_and_op and increments slot 1 with an MPI_Compare_and_swap loop, under lock_all.
+ * Exact totals, every old value in range, and the data around the window intact
+ * after MPI_Win_free. Returns the number of wrong values. */
+static int tiny_window(void) {
+  enum { kSlots = 64, kAt = 21, kRounds = 60 };
+  int64_t* block = calloc(kSlots, sizeof(int64_t));
+  if (block == NULL) MPI_Abort(MPI_COMM_WORLD, 2);
+  for (int i = 0; i < kSlots; ++i) block[i] = i == kAt || i == kAt + 1 ? 0 : 1000 + i;
+  MPI_Win win;
+  MT_CHECK(MPI_Win_create(block + kAt, 2 * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL,
+                          MPI_COMM_WORLD, &win));
+  MT_CHECK(MPI_Win_lock_all(0, win));
+  int bad = 0;
+  const int64_t one = 1;
+  for (int r = 0; r < kRounds; ++r) {
+    for (int d = 0; d < mt_size; ++d) {
+      const int t = (mt_rank + d) % mt_size;
+      int64_t old = -1;
+      MT_CHECK(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, t, 0, MPI_SUM, win));
+      MT_CHECK(MPI_Win_flush(t, win));
+      bad += old < 0 || old >= (int64_t)mt_size * kRounds;
+      int64_t cur = 0;
+      for (;;) {
+        const int64_t next = cur + 1;
+        int64_t was = -1;
+        MT_CHECK(MPI_Compare_and_swap(&next, &cur, &was, MPI_INT64_T, t, 1, win));
+        MT_CHECK(MPI_Win_flush(t, win));
+        if (was == cur) break;
+        cur = was;
+      }
+    }
+    for (int i = 0; i < kSlots; ++i) {
+      if (i != kAt && i != kAt + 1) block[i] += 1; /* the program's own data, beside the window */
+    }
+  }
+  MT_CHECK(MPI_Win_unlock_all(win));
+  MT_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+  MT_CHECK(MPI_Win_free(&win));
+  const int64_t total = (int64_t)mt_size * kRounds;
+  bad += block[kAt] != total;
+  bad += block[kAt + 1] != total;
+  for (int i = 0; i < kSlots; ++i) {
+    if (i != kAt && i != kAt + 1) bad += block[i] != 1000 + i + kRounds;
+  }
+  MT_EXPECT(bad == 0, "tiny window: slot 0 %lld, slot 1 %lld of %lld; %d wrong values",
+            (long long)block[kAt], (long long)block[kAt + 1], (long long)total, bad);
+  free(block);
+  return bad;
+}
+
 int main(int argc, char** argv) {
   mt_init(&argc, &argv);
   const size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -193,6 +248,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 20; ++i) one_window("repeated", aligned, alen, round++);
   free(aligned);
 
+  tiny_window();
   MT_EXPECT(!shared_pages_left(), "shared pages still mapped after every MPI_Win_free");
   printf("rank %d: create_shared ok\n", mt_rank);
   return mt_finish();

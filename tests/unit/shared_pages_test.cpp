@@ -10,12 +10,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <csignal>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace onesided::transport {
@@ -381,6 +384,125 @@ TEST(SharedPages, ForkedChildGetsPrivateCopies) {
            holds(dropped.data, dropped.size, 23) && !memfdAt(dropped.data);
   }));
   EXPECT_TRUE(memfdAt(dormant.data));
+}
+
+// A single-threaded program's window shares its partial end pages too (partialEnds): the whole
+// range, from the page below its base to the page above its end, content and all; and back.
+TEST(SharedPages, PartialEndsAreSharedWhenAsked) {
+  Mapped m(8 * kPage);
+  fill(m.data, m.size, 41);
+  std::byte* base = m.data + kPage + kPage / 2;  // pages 1..6, partial at both ends
+  auto shared = SharedPages::share(base, 5 * kPage, true, true);
+  ASSERT_NE(shared, nullptr);
+  EXPECT_EQ(shared->info().lo, reinterpret_cast<std::uint64_t>(m.data + kPage));
+  EXPECT_EQ(shared->info().hi, reinterpret_cast<std::uint64_t>(m.data + 7 * kPage));
+  EXPECT_TRUE(memfdAt(m.data + kPage));
+  EXPECT_TRUE(memfdAt(m.data + 6 * kPage));
+  EXPECT_FALSE(memfdAt(m.data));
+  EXPECT_TRUE(holds(m.data, m.size, 41)) << "sharing changed the content";
+  auto peer = PeerPages::attach(getpid(), shared->info());
+  ASSERT_NE(peer, nullptr);
+  fill(peer->local(), 6 * kPage, 42);
+  EXPECT_TRUE(holds(m.data + kPage, 6 * kPage, 42));
+  peer.reset();
+
+  // 8 bytes inside one page: that page. A second window in the same page shares the memfd.
+  auto tiny = SharedPages::share(m.data + 40, 8, true, true);
+  ASSERT_NE(tiny, nullptr);
+  EXPECT_EQ(tiny->info().lo, reinterpret_cast<std::uint64_t>(m.data));
+  EXPECT_EQ(tiny->info().hi, reinterpret_cast<std::uint64_t>(m.data + kPage));
+  auto neighbour = SharedPages::share(m.data + 400, 8, true, true);
+  ASSERT_NE(neighbour, nullptr);
+  EXPECT_EQ(neighbour->info().inode, tiny->info().inode);
+  EXPECT_EQ(SharedPages::share(m.data + 40, 8), nullptr) << "without partialEnds: no whole page";
+
+  tiny.reset();
+  EXPECT_TRUE(memfdAt(m.data)) << "the neighbour still holds the page";
+  neighbour.reset();
+  shared.reset();
+  EXPECT_FALSE(memfdAt(m.data));
+  EXPECT_FALSE(memfdAt(m.data + kPage));
+  fill(m.data, kPage, 43);
+  EXPECT_TRUE(holds(m.data, kPage, 43));
+  EXPECT_TRUE(holds(m.data + kPage, 6 * kPage, 42)) << "unsharing lost the content";
+
+  // ONESIDED_SHARE_PAGES=whole: the whole pages only.
+  ASSERT_EQ(setenv("ONESIDED_SHARE_PAGES", "whole", 1), 0);
+  auto whole = SharedPages::share(base, 5 * kPage, true, true);
+  unsetenv("ONESIDED_SHARE_PAGES");
+  ASSERT_NE(whole, nullptr);
+  EXPECT_EQ(whole->info().lo, reinterpret_cast<std::uint64_t>(m.data + 2 * kPage));
+  EXPECT_EQ(whole->info().hi, reinterpret_cast<std::uint64_t>(m.data + 6 * kPage));
+}
+
+// While a range moves into shared memory and back, other threads go on storing into it, with
+// plain stores and atomic read-modify-writes, and loading from it: no store is lost, no load
+// sees anything but what was stored (the range is read-only while it moves, and a store waits in
+// the fault handler until the new pages are in).
+TEST(SharedPages, StoresDuringMovesAreKept) {
+  Mapped m(4 * kPage);
+  std::memset(m.data, 0, m.size);
+  auto* plain = reinterpret_cast<volatile std::uint64_t*>(m.data + 8);        // page 0, outside
+  auto* counter = reinterpret_cast<std::uint64_t*>(m.data + 3 * kPage + 64);  // page 3
+  auto* constant = reinterpret_cast<volatile std::uint64_t*>(m.data + kPage + 8);
+  *constant = 0x5eed;
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> lost{0};
+  std::atomic<std::uint64_t> wrong{0};
+  std::uint64_t stores = 0;
+  std::uint64_t adds = 0;
+  std::thread storer([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      *plain = ++stores;
+      if (*plain != stores) lost.fetch_add(1);
+      std::atomic_ref<std::uint64_t>(*counter).fetch_add(1);
+      ++adds;
+    }
+  });
+  std::thread loader([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      if (*constant != 0x5eed) wrong.fetch_add(1);
+    }
+  });
+  // The window is bytes 100 .. 3 pages + 100: all four pages move, two of them partial.
+  struct sigaction before {};
+  ASSERT_EQ(sigaction(SIGSEGV, nullptr, &before), 0);
+  for (int round = 0; round < 200; ++round) {
+    auto shared = SharedPages::share(m.data + 100, 3 * kPage, true, true);
+    ASSERT_NE(shared, nullptr);
+    ASSERT_EQ(shared->info().hi - shared->info().lo, 4 * kPage);
+  }
+  stop = true;
+  storer.join();
+  loader.join();
+  EXPECT_EQ(lost.load(), 0U);
+  EXPECT_EQ(wrong.load(), 0U);
+  EXPECT_EQ(*plain, stores);
+  EXPECT_EQ(*counter, adds);
+  EXPECT_GT(stores, 0U);
+  EXPECT_FALSE(memfdAt(m.data));
+  struct sigaction after {};
+  ASSERT_EQ(sigaction(SIGSEGV, nullptr, &after), 0);
+  EXPECT_EQ(after.sa_handler, before.sa_handler)
+      << "the program's SIGSEGV handler was not restored";
+}
+
+// The partial pages of a window on the calling thread's stack are not moved (read-only, they
+// would fault under the thread moving them); its whole pages are.
+TEST(SharedPages, PartialEndsNotOnTheCallersStack) {
+  std::thread t([] {
+    alignas(64) std::byte local[3 * 4096];
+    fill(local, sizeof local, 44);
+    auto tiny = SharedPages::share(local + 100, 8, true, true);
+    EXPECT_EQ(tiny, nullptr);
+    auto wide = SharedPages::share(local + 100, sizeof local - 200, true, true);
+    if (wide != nullptr) {
+      EXPECT_GE(wide->info().lo, reinterpret_cast<std::uint64_t>(local + 100));
+    }
+    wide.reset();
+    EXPECT_TRUE(holds(local, sizeof local, 44));
+  });
+  t.join();
 }
 
 }  // namespace
