@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -47,6 +48,14 @@ std::uint64_t pageSize() {
 bool enabled() {
   const char* env = std::getenv("ONESIDED_SHARE_PAGES");
   return env == nullptr || std::strcmp(env, "0") != 0;
+}
+
+/// Memfds this process may hold for shared ranges (one each): a quarter of its descriptor limit,
+/// so that a program with many windows never runs out of descriptors for its own files.
+std::size_t memfdBudget() {
+  rlimit r{};
+  if (getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return 1024;
+  return std::max<std::size_t>(4, static_cast<std::size_t>(r.rlim_cur / 4));
 }
 
 /// ONESIDED_SHARE_PAGES=whole: never the partial pages at a range's ends.
@@ -574,6 +583,9 @@ std::unique_ptr<SharedPages> SharedPages::shareExactly(std::uint64_t lo, std::ui
       continue;
     }
     return nothing("partly overlaps another shared range in use", lo, hi);
+  }
+  if (reg.entries.size() - absorbed.size() >= memfdBudget()) {
+    return nothing("a quarter of the descriptor limit held in memfds already", lo, hi);
   }
   const MemfdName mine = ownMemfdName(getpid());
   const bool ok = covered(lo, hi, [&](const Mapping& m) {

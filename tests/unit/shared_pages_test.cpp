@@ -5,8 +5,10 @@
 // case runs under onesided-run in tests/mpi/create_shared.c.
 #include "transport/shared_pages.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -503,6 +505,27 @@ TEST(SharedPages, PartialEndsNotOnTheCallersStack) {
     EXPECT_TRUE(holds(local, sizeof local, 44));
   });
   t.join();
+}
+
+// Each shared range holds a memfd descriptor: at most a quarter of the descriptor limit do, so
+// a program with many windows keeps descriptors for its own files (the rest are not shared).
+TEST(SharedPages, MemfdsStayWithinAQuarterOfTheDescriptorLimit) {
+  EXPECT_TRUE(inChild([] {
+    const rlimit low{64, 64};
+    if (setrlimit(RLIMIT_NOFILE, &low) != 0) return false;
+    std::vector<std::unique_ptr<Mapped>> mem;
+    std::vector<std::unique_ptr<SharedPages>> shared;
+    int made = 0;
+    for (int i = 0; i < 40; ++i) {
+      mem.push_back(std::make_unique<Mapped>(2 * kPage));
+      shared.push_back(SharedPages::share(mem.back()->data, 2 * kPage));
+      made += shared.back() != nullptr;
+    }
+    const int fd = open("/dev/null", O_RDONLY);
+    const bool ok = made > 0 && made <= 16 && fd >= 0;
+    if (fd >= 0) close(fd);
+    return ok;
+  }));
 }
 
 }  // namespace
