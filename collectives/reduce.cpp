@@ -6,7 +6,8 @@
 // the root folding in rank order), and the result is unpacked with the receive type. Allreduce is
 // a direct exchange for small vectors on up to 8 ranks (forced by `linear`), otherwise
 // recursive doubling on a power-of-two number of ranks and a reduce to rank 0 and a broadcast
-// on others; reduce_scatter(_block) a reduce to rank 0 and a scatter.
+// on others; reduce_scatter(_block) one exchange of blocks on up to 8 ranks (and for large
+// blocks beyond), a reduce to rank 0 and a scatter otherwise (or forced by `tree`).
 //
 // A user operation (MPI_Op_create) takes the datatype's own layout, so its vectors move typed
 // (the channel packs and unpacks them) and combine in TypedBuffers, up a binomial tree over the
@@ -345,11 +346,15 @@ void allreduceUser(Comm& comm, const Stream& in, const Reduction& op, void* rbuf
   f.rethrow();
 }
 
-/// From this many bytes per block (on average) reduce_scatter with a predefined operation on
-/// more than 2 ranks is one exchange; below, a reduce to rank 0 and a scatter: fewer, larger
-/// messages, where each of the exchange's p - 1 streams per rank waits for its sender to be
-/// scheduled when ranks share cores (4 ranks on 2 cores, 8 B - 2 KiB blocks: 7.3-14.6 us against
-/// 11.1-17.2; 8 KiB: 31 against 26; 32 KiB: 99 against 75).
+/// Reduce_scatter with a predefined operation is one exchange (every rank writes block r to rank
+/// r, which folds the p blocks), up to kDirectMaxRanks ranks at any size and from this many bytes
+/// per block (on average) beyond; below that on more ranks, a reduce to rank 0 and a scatter:
+/// fewer, larger messages, where each of the exchange's p - 1 streams per rank waits for its
+/// sender to be scheduled when ranks share cores. Since the exchange became the allreduce's
+/// (one phase), it won up to 8 ranks on 2 cores too (2026-12-04, 4 interleaved rounds, medians,
+/// blocks of 8 B / 2 KiB / 8 KiB; reduce + scatter first): 3 ranks 4.5 / 4.7 / 5.0 us against
+/// 3.1 / 3.6 / 5.1; 4 ranks 5.8 / 6.2 / 8.1 against 2.6 / 3.0 / 5.3; 8 ranks 11.9 / 21 / 27
+/// against 10.8 / 12.4 / 27. (Before: 4 ranks, 8 B - 2 KiB, 7.3-14.6 us against 11.1-17.2.)
 constexpr std::size_t kScatterDirectFrom = std::size_t{8} << 10;
 
 /// Reduce_scatter with a predefined operation as a reduce of the whole vector to rank 0 and a
@@ -405,8 +410,8 @@ void reduceScatterImpl(Comm& comm, const void* sbuf, void* rbuf, std::span<const
   auto block = [&](int r) { return blockOf(c.in, counts, displs, r); };
   const Alg alg = forcedAlg(comm);
   if (!op.isUser() && p > 2 &&
-      (alg == Alg::kTree ||
-       (alg == Alg::kAuto && bytesOf(all, t) / static_cast<std::size_t>(p) < kScatterDirectFrom))) {
+      (alg == Alg::kTree || (alg == Alg::kAuto && p > kDirectMaxRanks &&
+                             bytesOf(all, t) / static_cast<std::size_t>(p) < kScatterDirectFrom))) {
     reduceThenScatter(comm, c.in, c.kind, op.op, counts, displs, rbuf);
     return;
   }
