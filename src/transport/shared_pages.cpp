@@ -172,9 +172,10 @@ struct Entry {
   std::uint64_t hi;
   int fd;
   std::uint64_t inode;
-  int refs;      // handles; 0: dormant (kept shared, no handle: the next share() reuses it)
-  bool restore;  // every handle asked for private memory back at the end
-  bool stale;    // the range no longer maps this memfd: never handed out again
+  int refs;             // handles; 0: dormant (kept shared, no handle: the next share() reuses it)
+  bool restore;         // every handle asked for private memory back at the end
+  bool stale;           // the range no longer maps this memfd: never handed out again
+  bool verify = false;  // unmap events were lost (their queue overflowed): check the maps
 };
 
 /// Whether [e.lo, e.hi) still maps e's memfd (the program may have unmapped the memory and
@@ -188,6 +189,12 @@ bool live(const Entry& e) {
 struct Registry {
   std::mutex mutex;
   std::vector<Entry> entries;
+  // The process's unmap events (UCX's memory hooks), from the first share() on: they say which
+  // entries lost their memory without reading /proc/self/maps (a third of a small window's
+  // MPI_Win_create + MPI_Win_free). `heard`: they reach `events`.
+  UnmapEvents events;
+  bool listened = false;
+  bool heard = false;
   bool made = false;           // this process made a memfd (it may be mapped without an entry)
   pid_t forkParent = -1;       // across a fork that has copies to make: the parent's pid
   int forkPipe[2] = {-1, -1};  // across such a fork: the child closes its end when they are made
@@ -196,6 +203,32 @@ struct Registry {
 void lockForFork();
 void unlockInParent();
 void privatizeInChild();
+
+/// Applies the unmap events queued since the last call: an entry that lost any of its range is
+/// stale. Except events inside [keepLo, keepHi): this process's own replacement of that range.
+void applyUnmaps(Registry& reg, std::uint64_t keepLo = 0, std::uint64_t keepHi = 0) {
+  reg.events.drain([&](std::uintptr_t a, std::uintptr_t b) {
+    if (keepLo < keepHi && keepLo <= a && b <= keepHi) return;
+    const bool lost = a == 0 && b == UINTPTR_MAX;  // the queue overflowed
+    for (Entry& e : reg.entries) {
+      if (lost) {
+        e.verify = true;
+      } else if (e.lo < b && a < e.hi) {
+        e.stale = true;
+      }
+    }
+  });
+}
+
+/// Whether e's range still maps its memfd: as the unmap events say where they are heard (after
+/// applyUnmaps), else as /proc/self/maps says.
+bool stillMapped(const Registry& reg, Entry& e) {
+  if (e.stale) return false;
+  if (reg.heard && !e.verify) return true;
+  e.verify = false;
+  e.stale = !live(e);
+  return !e.stale;
+}
 
 Registry& registry() {
   static auto* r = [] {
@@ -555,6 +588,11 @@ std::unique_ptr<SharedPages> SharedPages::shareExactly(std::uint64_t lo, std::ui
                                                        bool restore) {
   auto& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mutex);
+  if (!reg.listened) {
+    reg.listened = true;
+    reg.heard = reg.events.listen("shared pages (liveness read from /proc/self/maps)");
+  }
+  applyUnmaps(reg);
   std::vector<std::uint64_t> absorbed;  // dormant entries inside [lo, hi), by inode
   for (auto it = reg.entries.begin(); it != reg.entries.end();) {
     Entry& e = *it;
@@ -562,8 +600,7 @@ std::unique_ptr<SharedPages> SharedPages::shareExactly(std::uint64_t lo, std::ui
       ++it;
       continue;
     }
-    if (!live(e)) {  // replaced under its holders: they drop it in their own time
-      e.stale = true;
+    if (!stillMapped(reg, e)) {  // replaced under its holders: they drop it in their own time
       if (e.refs == 0) {
         close(e.fd);
         it = reg.entries.erase(it);
@@ -619,6 +656,7 @@ std::unique_ptr<SharedPages> SharedPages::shareExactly(std::uint64_t lo, std::ui
   });
   reg.entries.push_back({lo, hi, fd, static_cast<std::uint64_t>(st.st_ino), 1, restore, false});
   reg.made = true;
+  applyUnmaps(reg, lo, hi);  // the replacement's own event
   SPDLOG_LOGGER_DEBUG(&log::core(), "shared pages: [{:#x}, {:#x}) now in memfd fd {}", lo, hi, fd);
   return std::unique_ptr<SharedPages>(
       new SharedPages({lo, hi, 0, static_cast<std::uint64_t>(st.st_ino), fd}));
@@ -627,20 +665,21 @@ std::unique_ptr<SharedPages> SharedPages::shareExactly(std::uint64_t lo, std::ui
 SharedPages::~SharedPages() {
   auto& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mutex);
+  applyUnmaps(reg);
   for (auto it = reg.entries.begin(); it != reg.entries.end(); ++it) {
     if (it->inode != info_.inode) continue;
     if (gone_) it->stale = true;
     if (--it->refs > 0) return;
     if (!it->restore && !it->stale) return;  // dormant: the pages stay shared, for reuse
+    // Only move the content back if the pages are still ours: a program that unmapped the
+    // memory before MPI_Win_free may have something else there now.
+    const bool ours = it->restore && stillMapped(reg, *it);
     const Entry e = *it;
     reg.entries.erase(it);
     if (!e.restore) {  // gone already: only the memfd goes
       close(e.fd);
       return;
     }
-    // Only move the content back if the pages are still ours: a program that unmapped the
-    // memory before MPI_Win_free may have something else there now.
-    const bool ours = !e.stale && live(e);
     if (ours) {
       if (!unshareRange(e.lo, e.hi)) {
         log::core().warn(
@@ -648,6 +687,7 @@ SharedPages::~SharedPages() {
             "it stays shared",
             e.lo, e.hi - e.lo);
       }
+      applyUnmaps(reg, e.lo, e.hi);  // the replacement's own event
     } else {
       log::core().warn(
           "shared pages: the window memory at {:#x} was unmapped or replaced "
