@@ -445,7 +445,10 @@ std::atomic<std::uintptr_t> lo{0};
 std::atomic<std::uintptr_t> hi{0};
 std::atomic<bool> moving{false};
 std::atomic<int> inHandler{0};
-struct sigaction previous {};  // the program's handler while a range moves
+struct sigaction previous {};  // the handler the program had before onMoveFault
+// The address this thread last retried a store at after a move had ended (initial-exec: a
+// signal handler must not allocate, which a shared library's other TLS models may).
+thread_local std::uintptr_t retried [[gnu::tls_model("initial-exec")]] = 0;
 
 void chain(int sig, siginfo_t* info, void* context) {
   if ((previous.sa_flags & SA_SIGINFO) != 0) {
@@ -464,17 +467,28 @@ void onMoveFault(int sig, siginfo_t* info, void* context) {
   inHandler.fetch_add(1);
   const auto a = reinterpret_cast<std::uintptr_t>(info->si_addr);
   if (a >= lo.load() && a < hi.load()) {
-    // Also after the move (a fault delivered just before its end): the store is made again.
-    while (moving.load(std::memory_order_acquire)) syscall(SYS_sched_yield);
-    inHandler.fetch_sub(1);
-    return;
+    if (moving.load(std::memory_order_acquire)) {
+      while (moving.load(std::memory_order_acquire)) syscall(SYS_sched_yield);
+      retried = 0;
+      inHandler.fetch_sub(1);
+      return;  // the store is made again, in the new pages
+    }
+    if (retried != a) {  // a fault during the move that reached here after its end: once more
+      retried = a;
+      inHandler.fetch_sub(1);
+      return;
+    }
   }
+  retried = 0;
   inHandler.fetch_sub(1);
   chain(sig, info, context);
 }
 
 /// Runs `replace` with [lo, hi) read-only and stores into it held until `replace` returns.
-/// `replace` makes raw system calls only: no lock, no allocation.
+/// `replace` makes raw system calls only: no lock, no allocation. onMoveFault stays installed
+/// after the first move (a fault in flight when it was taken down would reach the program's
+/// handler, or the default action, and a sanitizer's signal wrapper looks the handler up late);
+/// should the program install its own later, the next move puts onMoveFault back in front.
 template <class F>
 bool guarded(std::uintptr_t first, std::uintptr_t end, F&& replace) {
   // This thread's own signal handlers wait (one storing into the range would wait for itself).
@@ -486,11 +500,16 @@ bool guarded(std::uintptr_t first, std::uintptr_t end, F&& replace) {
   lo.store(first);
   hi.store(end);
   moving.store(true);
-  struct sigaction mine {};
-  mine.sa_sigaction = onMoveFault;
-  mine.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-  sigemptyset(&mine.sa_mask);
-  const bool installed = sigaction(SIGSEGV, &mine, &previous) == 0;
+  struct sigaction now {};
+  bool installed = sigaction(SIGSEGV, nullptr, &now) == 0;
+  if (installed && ((now.sa_flags & SA_SIGINFO) == 0 || now.sa_sigaction != onMoveFault)) {
+    previous = now;
+    struct sigaction mine {};
+    mine.sa_sigaction = onMoveFault;
+    mine.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+    sigemptyset(&mine.sa_mask);
+    installed = sigaction(SIGSEGV, &mine, nullptr) == 0;
+  }
   bool ok = false;
   if (installed && syscall(SYS_mprotect, first, end - first, PROT_READ) == 0) {
     ok = replace();
@@ -498,7 +517,6 @@ bool guarded(std::uintptr_t first, std::uintptr_t end, F&& replace) {
   }
   moving.store(false, std::memory_order_release);
   while (inHandler.load() != 0) syscall(SYS_sched_yield);
-  if (installed) sigaction(SIGSEGV, &previous, nullptr);
   pthread_sigmask(SIG_SETMASK, &saved, nullptr);
   return ok;
 }

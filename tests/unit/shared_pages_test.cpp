@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <csetjmp>
 #include <csignal>
 #include <cstdint>
 #include <cstdlib>
@@ -442,6 +443,11 @@ TEST(SharedPages, PartialEndsAreSharedWhenAsked) {
 // sees anything but what was stored (the range is read-only while it moves, and a store waits in
 // the fault handler until the new pages are in).
 TEST(SharedPages, StoresDuringMovesAreKept) {
+#if defined(__SANITIZE_THREAD__)
+  // ThreadSanitizer takes some of these faults as deadly itself (an atomic's always: it runs in
+  // its runtime) instead of passing them to the handler installed for them.
+  GTEST_SKIP() << "faults on purpose, which ThreadSanitizer does not always pass on";
+#endif
   Mapped m(4 * kPage);
   std::memset(m.data, 0, m.size);
   auto* plain = reinterpret_cast<volatile std::uint64_t*>(m.data + 8);        // page 0, outside
@@ -467,8 +473,6 @@ TEST(SharedPages, StoresDuringMovesAreKept) {
     }
   });
   // The window is bytes 100 .. 3 pages + 100: all four pages move, two of them partial.
-  struct sigaction before {};
-  ASSERT_EQ(sigaction(SIGSEGV, nullptr, &before), 0);
   for (int round = 0; round < 200; ++round) {
     auto shared = SharedPages::share(m.data + 100, 3 * kPage, true, true);
     ASSERT_NE(shared, nullptr);
@@ -483,10 +487,6 @@ TEST(SharedPages, StoresDuringMovesAreKept) {
   EXPECT_EQ(*counter, adds);
   EXPECT_GT(stores, 0U);
   EXPECT_FALSE(memfdAt(m.data));
-  struct sigaction after {};
-  ASSERT_EQ(sigaction(SIGSEGV, nullptr, &after), 0);
-  EXPECT_EQ(after.sa_handler, before.sa_handler)
-      << "the program's SIGSEGV handler was not restored";
 }
 
 // The partial pages of a window on the calling thread's stack are not moved (read-only, they
@@ -525,6 +525,39 @@ TEST(SharedPages, MemfdsStayWithinAQuarterOfTheDescriptorLimit) {
     const bool ok = made > 0 && made <= 16 && fd >= 0;
     if (fd >= 0) close(fd);
     return ok;
+  }));
+}
+
+// After a move the fault handler stays in front of the program's own: a real fault, outside
+// any moved range or inside one (memory the program made read-only since), reaches the
+// program's handler (the latter after one retry), and never loops.
+sigjmp_buf faultJump;
+volatile sig_atomic_t programFaults = 0;
+void programHandler(int /*sig*/, siginfo_t* /*info*/, void* /*context*/) {
+  programFaults = programFaults + 1;
+  siglongjmp(faultJump, 1);
+}
+
+TEST(SharedPages, RealFaultsReachTheProgramsHandler) {
+  EXPECT_TRUE(inChild([] {
+    struct sigaction mine {};
+    mine.sa_sigaction = programHandler;
+    mine.sa_flags = SA_SIGINFO;
+    sigemptyset(&mine.sa_mask);
+    if (sigaction(SIGSEGV, &mine, nullptr) != 0) return false;
+    Mapped m(4 * kPage);
+    auto shared = SharedPages::share(m.data + 100, 2 * kPage, true, true);
+    if (shared == nullptr) return false;
+    void* none = mmap(nullptr, kPage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (none == MAP_FAILED) return false;
+    if (sigsetjmp(faultJump, 1) == 0) *static_cast<volatile char*>(none) = 1;
+    if (programFaults != 1) return false;
+    if (mprotect(m.data, kPage, PROT_READ) != 0) return false;
+    if (sigsetjmp(faultJump, 1) == 0) *reinterpret_cast<volatile char*>(m.data + 200) = 1;
+    if (programFaults != 2) return false;
+    mprotect(m.data, kPage, PROT_READ | PROT_WRITE);
+    shared.reset();
+    return memfdAt(m.data) == false;
   }));
 }
 
