@@ -190,7 +190,7 @@ struct Registry {
   std::mutex mutex;
   std::vector<Entry> entries;
   // The process's unmap events (UCX's memory hooks), from the first share() on: they say which
-  // entries lost their memory without reading /proc/self/maps (a third of a small window's
+  // entries lost their memory without reading /proc/self/maps (a fifth of a small window's
   // MPI_Win_create + MPI_Win_free). `heard`: they reach `events`.
   UnmapEvents events;
   bool listened = false;
