@@ -55,7 +55,8 @@ class SharedPages {
   /// nullptr when nothing can be shared (see the file comment); the reason is logged at debug.
   /// `restore`: whether the last handle's end moves the content back into private memory
   /// (false: the pages stay shared, for memory the program may be using on other threads by
-  /// then, where the copy back could lose a store; a range stays so if any handle said false).
+  /// then, where a system call another thread makes into it would fail with EFAULT during the
+  /// copy back; a range stays so if any handle said false).
   /// `partialEnds`: the partial pages at the two ends too (the whole range is then shared), for
   /// a program with no thread but the one calling (MPI_THREAD_SINGLE): while a range moves, a
   /// store another thread makes to it waits (see shared_pages.cpp), but a system call that
