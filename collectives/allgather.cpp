@@ -20,9 +20,9 @@ void exchange(Comm& comm, const Stream& mine, const Block& block, Callback own) 
   SendList sends;
   RecvList recvs;
   for (int d = 1; d < p; ++d) {
-    sends.push_back({(me + d) % p, mine, 0});
+    sends.emplace_back((me + d) % p, mine, 0);
     const int from = (me - d + p) % p;
-    recvs.push_back({from, block(from), nullptr});
+    recvs.emplace_back(from, block(from), nullptr);
   }
   Failure f;
   f.run(comm.channel(), sends, recvs, ownCopy(f, bytesOf(mine.count, *mine.type), own));

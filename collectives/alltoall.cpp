@@ -24,8 +24,8 @@ void exchange(Comm& comm, const Src& src, const Dst& dst) {
   for (int d = 1; d < p; ++d) {
     const int to = (me + d) % p;
     const int from = (me - d + p) % p;
-    sends.push_back({to, src(to), 0});
-    recvs.push_back({from, dst(from), nullptr});
+    sends.emplace_back(to, src(to), 0);
+    recvs.emplace_back(from, dst(from), nullptr);
   }
   Failure f;
   const Stream mine = src(me);

@@ -24,7 +24,7 @@ void bcast(Comm& comm, void* buf, int count, const Datatype* type, int root) {
     bcastStream(comm, s, root, f);
   } else if (comm.rank() == root) {
     SendList sends;
-    for (int d = 1; d < p; ++d) sends.push_back({(root + d) % p, s, 0});
+    for (int d = 1; d < p; ++d) sends.emplace_back((root + d) % p, s, 0);
     f.run(comm.channel(), sends, {});
   } else {
     RecvOp r{root, s, nullptr};

@@ -183,7 +183,7 @@ void bcastStream(Comm& c, const Stream& s, int root, Failure& f) {
     int error = 0;
     RecvOp r{t.parent(), s, nullptr, &got, &error};
     SendList sends;
-    for (auto [v, sz] : kids) sends.push_back({t.real(v), s, 0, &got, &error});
+    for (auto [v, sz] : kids) sends.emplace_back(t.real(v), s, 0, &got, &error);
     f.run(ch, sends, {&r, 1});
     return;
   }
@@ -193,7 +193,7 @@ void bcastStream(Comm& c, const Stream& s, int root, Failure& f) {
     return;
   }
   SendList sends;
-  for (auto [v, sz] : kids) sends.push_back({t.real(v), s, f.errorClass()});
+  for (auto [v, sz] : kids) sends.emplace_back(t.real(v), s, f.errorClass());
   f.run(ch, sends, {});
 }
 
@@ -239,7 +239,7 @@ const std::byte* reducePacked(Comm& c, const Stream& in, int kind, Op op, int ro
       if (r == root) continue;
       std::byte* b = ch.buffer(3 + static_cast<std::size_t>(k++), n);
       parts[static_cast<std::size_t>(r)] = b;
-      recvs.push_back({r, bytes(b, n), nullptr});
+      recvs.emplace_back(r, bytes(b, n), nullptr);
     }
     f.run(ch, {}, recvs);
     f.rethrow();

@@ -25,7 +25,7 @@ RecvList rootRecvs(int p, int root, Block&& block) {
   RecvList recvs;
   for (int d = 1; d < p; ++d) {
     const int r = (root + d) % p;
-    recvs.push_back({r, block(r), nullptr});
+    recvs.emplace_back(r, block(r), nullptr);
   }
   return recvs;
 }
@@ -87,10 +87,10 @@ void gather(Comm& comm, const void* sbuf, int scount, const Datatype* stype, voi
   if (!isRoot) pack(sbuf, static_cast<std::size_t>(scount), *st, tmp.data(), bb);
   RecvList recvs;
   for (auto [v, sz] : t.children()) {
-    recvs.push_back({t.real(v),
-                     bytes(tmp.data() + static_cast<std::size_t>(v - t.vr) * bb,
-                           static_cast<std::size_t>(sz) * bb, sig),
-                     nullptr});
+    recvs.emplace_back(t.real(v),
+                       bytes(tmp.data() + static_cast<std::size_t>(v - t.vr) * bb,
+                             static_cast<std::size_t>(sz) * bb, sig),
+                       nullptr);
   }
   f.run(ch, {}, recvs);
   if (!isRoot) {

@@ -73,8 +73,8 @@ void allreduceDirect(Comm& comm, const Stream& input, int kind, Op op, std::size
   for (int d = 1; d < p; ++d) {
     const int to = (me + d) % p;
     const int from = (me - d + p) % p;
-    sends.push_back({to, bytes(mine, bytesN), 0});
-    recvs.push_back({from, bytes(part(from), bytesN), nullptr});
+    sends.emplace_back(to, bytes(mine, bytesN), 0);
+    recvs.emplace_back(from, bytes(part(from), bytesN), nullptr);
   }
   Failure f;
   f.run(ch, sends, recvs);
@@ -228,8 +228,8 @@ void exchangeCombine(Comm& comm, const SendTo& sendTo, const Stream& mine, const
     parts.emplace_back(ch, 3 + static_cast<std::size_t>(r), t, r == me ? 0 : n);
   for (int d = 1; d < p; ++d) {
     const int from = (me - d + p) % p;
-    sends.push_back({(me + d) % p, sendTo((me + d) % p), 0});
-    recvs.push_back({from, parts[static_cast<std::size_t>(from)].stream(n, t), nullptr});
+    sends.emplace_back((me + d) % p, sendTo((me + d) % p), 0);
+    recvs.emplace_back(from, parts[static_cast<std::size_t>(from)].stream(n, t), nullptr);
   }
   Failure f;
   f.run(ch, sends, recvs);
@@ -376,8 +376,8 @@ void reduceThenScatter(Comm& comm, const Stream& in, int kind, Op op, std::span<
     SendList sends;
     for (int r = 1; r < p; ++r) {
       const auto k = static_cast<std::size_t>(r);
-      sends.push_back({r, bytes(out + displs[k] * es, static_cast<std::size_t>(counts[k]) * es),
-                       f.errorClass()});
+      sends.emplace_back(r, bytes(out + displs[k] * es, static_cast<std::size_t>(counts[k]) * es),
+                         f.errorClass());
     }
     f.run(comm.channel(), sends, {});
   } else {
@@ -417,7 +417,7 @@ void reduceScatterImpl(Comm& comm, const void* sbuf, void* rbuf, std::span<const
   }
   if (!op.isUser()) {
     SendList sends;
-    for (int d = 1; d < p; ++d) sends.push_back({(me + d) % p, block((me + d) % p), 0});
+    for (int d = 1; d < p; ++d) sends.emplace_back((me + d) % p, block((me + d) % p), 0);
     // The blocks land whole and are folded after, in rank order: folding them from the ring
     // as they arrive would need every sender's stream under way at once (a phase's folds write
     // nothing until all have checked their senders), and a sender has only
@@ -428,7 +428,7 @@ void reduceScatterImpl(Comm& comm, const void* sbuf, void* rbuf, std::span<const
     RecvList recvs;
     for (int d = 1; d < p; ++d) {
       const int from = (me - d + p) % p;
-      recvs.push_back({from, bytes(part(from), bytesN), nullptr});
+      recvs.emplace_back(from, bytes(part(from), bytesN), nullptr);
     }
     Failure f;
     f.run(ch, sends, recvs);

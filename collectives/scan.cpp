@@ -109,11 +109,11 @@ void scanImpl(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatyp
   for (int mask = 1; mask < p; mask <<= 1) {
     SendList sends;
     RecvList recvs;
-    if (me + mask < p) sends.push_back({me + mask, {cur, n, &t}, f.errorClass()});
+    if (me + mask < p) sends.emplace_back(me + mask, Stream{cur, n, &t}, f.errorClass());
     const bool receives = me - mask >= 0;
     // The exclusive scan's first vector is its excl.
     void* const into = exclusive && !haveExcl ? exclAt : got.base();
-    if (receives) recvs.push_back({me - mask, {into, n, &t}, nullptr});
+    if (receives) recvs.emplace_back(me - mask, Stream{into, n, &t}, nullptr);
     f.run(ch, sends, recvs);
     if (!receives || f.errorClass() != 0) continue;
     f.attempt([&] {

@@ -56,7 +56,7 @@ void scatter(Comm& comm, const void* sbuf, int scount, const Datatype* stype, vo
   if (!useTree(forcedAlg(comm), p, bb, kScatterTreeBelow, kLinearUpTo)) {
     if (isRoot) {
       SendList sends;
-      for (int d = 1; d < p; ++d) sends.push_back({(root + d) % p, block((root + d) % p), 0});
+      for (int d = 1; d < p; ++d) sends.emplace_back((root + d) % p, block((root + d) % p), 0);
       f.run(ch, sends, {}, ownCopy(f, bb, own));
     } else {
       RecvOp r{root, mine, nullptr};
@@ -84,10 +84,10 @@ void scatter(Comm& comm, const void* sbuf, int scount, const Datatype* stype, vo
   }
   SendList sends;
   for (auto [v, sz] : t.children()) {
-    sends.push_back({t.real(v),
-                     bytes(tmp.data() + static_cast<std::size_t>(v - t.vr) * bb,
-                           static_cast<std::size_t>(sz) * bb, sig),
-                     f.errorClass()});
+    sends.emplace_back(t.real(v),
+                       bytes(tmp.data() + static_cast<std::size_t>(v - t.vr) * bb,
+                             static_cast<std::size_t>(sz) * bb, sig),
+                       f.errorClass());
   }
   f.run(ch, sends, {});
   f.rethrow();
@@ -130,7 +130,7 @@ void scatterv(Comm& comm, const void* sbuf, const int* scounts, const int* displ
   Failure f;
   if (isRoot) {
     SendList sends;
-    for (int d = 1; d < p; ++d) sends.push_back({(root + d) % p, block((root + d) % p), 0});
+    for (int d = 1; d < p; ++d) sends.emplace_back((root + d) % p, block((root + d) % p), 0);
     const std::size_t n = inplace ? 0 : bytesOf(static_cast<std::size_t>(rcount), *rt);
     f.run(comm.channel(), sends, {}, ownCopy(f, n, own));
   } else {

