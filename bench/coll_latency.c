@@ -9,17 +9,21 @@
  *                       allgather|reduce|barrier|scan|exscan|reduce_scatter_block|
  *                       allreduce_user
  *                [--min-bytes 8] [--max-bytes 1048576] [--iters 200] [--repeats 5]
- *                [--label onesided] [--no-verify] [--alloc-mem]
+ *                [--label onesided] [--no-verify] [--alloc-mem | --page-aligned]
  *
  * Sizes are the bytes one rank sends to one other (OSU's convention); x4 steps. --verify
  * (default) checks the result of the last iteration of each size. --alloc-mem takes the send and
- * receive buffers from MPI_Alloc_mem instead of malloc (rows get "alloc_mem":1). The reductions
+ * receive buffers from MPI_Alloc_mem instead of malloc (rows get "alloc_mem":1); --page-aligned
+ * from posix_memalign on a page boundary, as the OSU benchmarks allocate them, where malloc puts
+ * a large buffer 16 bytes into a page (rows get "page_aligned":1). The reductions
  * (allreduce, reduce, scan, exscan, reduce_scatter_block: n bytes of MPI_INT per rank, or per
  * block) sum with MPI_SUM; allreduce_user sums with an operation made by MPI_Op_create. */
+#define _POSIX_C_SOURCE 200112L /* posix_memalign, sysconf */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char* coll = "gather";
 /* coll's index in kColls, found once: comparing names at every call cost the later ones in the
@@ -34,7 +38,7 @@ static const char* const kColls[] = {"gather",        "gatherv",
                                      "allreduce_user"};
 static int which = -1;
 static size_t min_bytes = 8, max_bytes = 1 << 20;
-static int iters = 200, repeats = 5, verify = 1, alloc_mem = 0;
+static int iters = 200, repeats = 5, verify = 1, alloc_mem = 0, page_aligned = 0;
 static const char* label = "mpi";
 
 static MPI_Op user_sum = MPI_OP_NULL;
@@ -184,6 +188,8 @@ int main(int argc, char** argv) {
       verify = 0;
     else if (!strcmp(argv[i], "--alloc-mem"))
       alloc_mem = 1;
+    else if (!strcmp(argv[i], "--page-aligned"))
+      page_aligned = 1;
     else {
       fprintf(stderr, "coll_latency: unknown option %s\n", argv[i]);
       return 1;
@@ -208,6 +214,13 @@ int main(int argc, char** argv) {
   if (alloc_mem) {
     MPI_Alloc_mem((MPI_Aint)((size_t)p * max_bytes + 64), MPI_INFO_NULL, &s);
     MPI_Alloc_mem((MPI_Aint)((size_t)p * max_bytes + 64), MPI_INFO_NULL, &r);
+  } else if (page_aligned) {
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (posix_memalign((void**)&s, page, (size_t)p * max_bytes + 64) != 0 ||
+        posix_memalign((void**)&r, page, (size_t)p * max_bytes + 64) != 0) {
+      fprintf(stderr, "coll_latency: posix_memalign failed\n");
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
   } else {
     s = malloc((size_t)p * max_bytes + 64);
     r = malloc((size_t)p * max_bytes + 64);
@@ -250,8 +263,9 @@ int main(int argc, char** argv) {
       qsort(batch, (size_t)repeats, sizeof(double), cmp_double);
       printf(
           "{\"bench\":\"%s\",\"system\":\"%s\",\"bytes\":%zu,\"ranks\":%d,\"iters\":%d,"
-          "\"p50_us\":%.3f,\"min_us\":%.3f,\"alloc_mem\":%d}\n",
-          coll, label, n, p, it, batch[repeats / 2] * 1e6, batch[0] * 1e6, alloc_mem);
+          "\"p50_us\":%.3f,\"min_us\":%.3f,\"alloc_mem\":%d,\"page_aligned\":%d}\n",
+          coll, label, n, p, it, batch[repeats / 2] * 1e6, batch[0] * 1e6, alloc_mem,
+          page_aligned);
       fflush(stdout);
     }
     if (n == 0) break;
