@@ -264,8 +264,7 @@ int main(int argc, char** argv) {
       printf(
           "{\"bench\":\"%s\",\"system\":\"%s\",\"bytes\":%zu,\"ranks\":%d,\"iters\":%d,"
           "\"p50_us\":%.3f,\"min_us\":%.3f,\"alloc_mem\":%d,\"page_aligned\":%d}\n",
-          coll, label, n, p, it, batch[repeats / 2] * 1e6, batch[0] * 1e6, alloc_mem,
-          page_aligned);
+          coll, label, n, p, it, batch[repeats / 2] * 1e6, batch[0] * 1e6, alloc_mem, page_aligned);
       fflush(stdout);
     }
     if (n == 0) break;
