@@ -12,7 +12,7 @@ using namespace detail;
 namespace {
 
 template <class Src, class Dst>
-void exchange(Comm& comm, const Src& src, const Dst& dst, WholeSend whole = {}) {
+void exchange(Comm& comm, const Src& src, const Dst& dst, const Whole& whole = {}) {
   const int p = comm.size();
   const int me = comm.rank();
   // This rank's own block, copied while the others' are on their way where they are large
@@ -27,9 +27,10 @@ void exchange(Comm& comm, const Src& src, const Dst& dst, WholeSend whole = {}) 
     sends.emplace_back(to, src(to), 0);
     recvs.emplace_back(from, dst(from), nullptr);
   }
+  markWhole(sends, whole);
   Failure f;
   const Stream mine = src(me);
-  f.run(comm.channel(), sends, recvs, ownCopy(f, bytesOf(mine.count, *mine.type), own), whole);
+  f.run(comm.channel(), sends, recvs, ownCopy(f, bytesOf(mine.count, *mine.type), own));
   f.rethrow();
 }
 
@@ -108,13 +109,12 @@ void alltoallv(Comm& comm, const void* sbuf, const int* scounts, const int* sdis
   const Datatype& st =
       checkBlocks(p, scounts, "sendcounts", sdispls, "sdispls", stype, "sendtype", slo, shi);
   checkNoAlias(sbuf, slo, shi, rbuf, rlo, rhi, "sendbuf", "recvbuf");
-  const WholeArgs args{sbuf, p, scounts, sdispls, &st};
   exchange(
       comm,
       [&](int r) {
         return Stream{at(sbuf, st, sdispls[r]), static_cast<std::size_t>(scounts[r]), &st};
       },
-      dst, lazyWholeOf(args));
+      dst, wholeOf(sbuf, p, scounts, sdispls, st));
 }
 
 }  // namespace onesided::coll

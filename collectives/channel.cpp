@@ -743,9 +743,8 @@ transport::SharedPagesInfo Channel::sharedPagesFor(const SendOp& o, const Peer& 
     return {};
   }
   const auto b = reinterpret_cast<std::uintptr_t>(o.src.buf);
-  if (whole_.find != nullptr) whole_ = whole_.find(whole_.ctx);  // once per phase
   transport::SharedPagesInfo info = sharedSends_->find(o.src.buf, static_cast<std::size_t>(total),
-                                                       this, entered_, whole_.buf, whole_.len);
+                                                       this, entered_, o.whole, o.wholeLen);
   // The stream's bytes outside the shared pages travel in the ready chunk: they must fit, and
   // some must be shared.
   const auto [front, back] = sharedEnds(info, b, total);
@@ -1469,9 +1468,8 @@ bool Channel::recvsSmall(std::span<const RecvOp> recvs, SmallVec<RecvOp, 8>& res
   return false;
 }
 
-void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs, Callback meanwhile,
-                  WholeSend whole) {
-  whole_ = whole;
+void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs,
+                  Callback meanwhile) {
   if (!broken_.empty()) {
     throw Error(
         kErrOther,

@@ -118,22 +118,14 @@ struct SendOp {
   /// takes one stream (the root of a 2-rank gather or reduce) is faster by attach: a folded one
   /// lands in the fold's destination and is combined there (readAttached).
   bool byAttach = true;
-};
-
-/// A phase's send argument as one buffer (Channel::run), or null: none. Given where the
-/// collective's send argument is all send data the call reads (blocks that tile it, no gaps)
-/// and so may not change during the call: shared pages (sharedPagesFor) then cover the whole
-/// pages of all of it, and a stream inside has no partial pages at its own ends to send in the
-/// ready chunk (a block of a malloc'ed buffer starts 16 bytes into a page: 4 KiB through the
-/// ring per stream. Alltoall of 64 KiB, A/B: 4 ranks 17.5 -> 13.9 us, 2 ranks 2.3 -> 2.1).
-/// Or, with `find` set, worked out by find(ctx) only when a stream of the phase is large
-/// enough to be shared (a v-collective's blocks are checked one by one: work a small call can
-/// do without).
-struct WholeSend {
-  const void* buf = nullptr;
-  std::size_t len = 0;
-  WholeSend (*find)(const void* ctx) = nullptr;
-  const void* ctx = nullptr;
+  /// The send buffer the stream is a part of, or null: the stream alone. Set where the
+  /// collective's send argument is all send data the call reads (blocks that tile it, no gaps)
+  /// and so may not change during the call: shared pages (sharedPagesFor) then cover the whole
+  /// pages of all of it, and a stream inside has no partial pages at its own ends to send in
+  /// the ready chunk (a block of a malloc'ed buffer starts 16 bytes into a page: 4 KiB through
+  /// the ring per stream. 2 ranks, alltoall of 64 KiB: 1.50 us against 1.33 page-aligned).
+  const void* whole = nullptr;
+  std::size_t wholeLen = 0;
 };
 
 struct RecvOp {
@@ -178,10 +170,8 @@ class Channel {
   /// receive per peer). A receive whose sender sends another size throws kErrTruncate (more) or
   /// kErrCount (fewer) after the phase, leaving its destination untouched. `meanwhile`, when
   /// given, runs once: the first time the phase has to wait, else at its end (a gather's root
-  /// copies its own block while the others' streams are on their way). `whole`: the buffer
-  /// the phase's sends lie in, when it is all send data (WholeSend).
-  void run(std::span<const SendOp> sends, std::span<const RecvOp> recvs, Callback meanwhile = {},
-           WholeSend whole = {});
+  /// copies its own block while the others' streams are on their way).
+  void run(std::span<const SendOp> sends, std::span<const RecvOp> recvs, Callback meanwhile = {});
   /// Completes this rank's outstanding writes into peers (before the region goes away).
   void quiesce();
   /// Rendezvous streams read with loads from a sender's mapped buffer, and peer keys unpacked
@@ -353,8 +343,8 @@ class Channel {
   /// [lo][hi][file offset][inode][fd], then the stream's bytes before lo and those from hi.
   void readShared(RecvState& r, Peer& p, std::span<const std::byte> payload, std::uint64_t raddr);
   /// Whether `member` can map my shared pages (it checked my pid), and whether o's stream of
-  /// `total` bytes goes through them (shares the pages of its buffer, or of the phase's whole_,
-  /// when due): the shared range, which may reach past the stream's ends (sharedEnds).
+  /// `total` bytes goes through them (shares the pages of its buffer, or of o.whole, when due):
+  /// the shared range, which may reach past the stream's ends (sharedEnds).
   [[nodiscard]] bool mapsMine(int member) const;
   transport::SharedPagesInfo sharedPagesFor(const SendOp& o, const Peer& p, std::uint64_t total);
   /// Whether this rank reads peer `member`'s memory with cross-memory attach (checked against
@@ -499,7 +489,6 @@ class Channel {
   std::uint64_t attachedReads_ = 0;
   std::uint64_t sharedReads_ = 0;
   std::uint64_t sharedEndBytes_ = 0;
-  WholeSend whole_;  // this phase's (run)
   // Send buffers shared with on-node receivers (ONESIDED_COLL_SHARE: auto, always, never),
   // for streams from zcopyShared_ bytes.
   enum class ShareMode : std::uint8_t { kNever, kAuto, kAlways };

@@ -95,7 +95,7 @@ void checkNoAlias(const void* a, std::int64_t alo, std::int64_t ahi, const void*
   }
 }
 
-WholeSend wholeOf(const void* buf, int p, const int* counts, const int* displs, const Datatype& t) {
+Whole wholeOf(const void* buf, int p, const int* counts, const int* displs, const Datatype& t) {
   if (!t.contiguous()) return {};
   const auto* start = static_cast<const std::byte*>(nullptr);
   std::size_t len = 0;
@@ -110,6 +110,13 @@ WholeSend wholeOf(const void* buf, int p, const int* counts, const int* displs, 
     len += bytesOf(static_cast<std::size_t>(counts[r]), t);
   }
   return {start, len};
+}
+
+void markWhole(SendList& sends, const Whole& w) {
+  for (SendOp& s : sends) {
+    s.whole = w.buf;
+    s.wholeLen = w.len;
+  }
 }
 
 Stream bytes(const void* p, std::size_t n, const Datatype* sig) {

@@ -57,7 +57,8 @@ void scatter(Comm& comm, const void* sbuf, int scount, const Datatype* stype, vo
     if (isRoot) {
       SendList sends;
       for (int d = 1; d < p; ++d) sends.emplace_back((root + d) % p, block((root + d) % p), 0);
-      f.run(ch, sends, {}, ownCopy(f, bb, own), wholeOf(sbuf, p, scount, *st));
+      markWhole(sends, wholeOf(sbuf, p, scount, *st));
+      f.run(ch, sends, {}, ownCopy(f, bb, own));
     } else {
       RecvOp r{root, mine, nullptr};
       f.run(ch, {}, {&r, 1});
@@ -131,9 +132,9 @@ void scatterv(Comm& comm, const void* sbuf, const int* scounts, const int* displ
   if (isRoot) {
     SendList sends;
     for (int d = 1; d < p; ++d) sends.emplace_back((root + d) % p, block((root + d) % p), 0);
+    markWhole(sends, wholeOf(sbuf, p, scounts, displs, *st));
     const std::size_t n = inplace ? 0 : bytesOf(static_cast<std::size_t>(rcount), *rt);
-    const WholeArgs args{sbuf, p, scounts, displs, st};
-    f.run(comm.channel(), sends, {}, ownCopy(f, n, own), lazyWholeOf(args));
+    f.run(comm.channel(), sends, {}, ownCopy(f, n, own));
   } else {
     RecvOp r{root, mine, nullptr};
     f.run(comm.channel(), {}, {&r, 1});
