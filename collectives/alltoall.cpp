@@ -12,7 +12,7 @@ using namespace detail;
 namespace {
 
 template <class Src, class Dst>
-void exchange(Comm& comm, const Src& src, const Dst& dst, const Whole& whole = {}) {
+void exchange(Comm& comm, const Src& src, const Dst& dst) {
   const int p = comm.size();
   const int me = comm.rank();
   // This rank's own block, copied while the others' are on their way where they are large
@@ -27,7 +27,6 @@ void exchange(Comm& comm, const Src& src, const Dst& dst, const Whole& whole = {
     sends.emplace_back(to, src(to), 0);
     recvs.emplace_back(from, dst(from), nullptr);
   }
-  markWhole(sends, whole);
   Failure f;
   const Stream mine = src(me);
   f.run(comm.channel(), sends, recvs, ownCopy(f, bytesOf(mine.count, *mine.type), own));
@@ -70,7 +69,7 @@ void alltoall(Comm& comm, const void* sbuf, int scount, const Datatype* stype, v
         return Stream{at(sbuf, st, static_cast<std::int64_t>(r) * scount),
                       static_cast<std::size_t>(scount), &st};
       },
-      dst, wholeOf(sbuf, p, scount, st));
+      dst);
 }
 
 void alltoallv(Comm& comm, const void* sbuf, const int* scounts, const int* sdispls,
@@ -114,7 +113,7 @@ void alltoallv(Comm& comm, const void* sbuf, const int* scounts, const int* sdis
       [&](int r) {
         return Stream{at(sbuf, st, sdispls[r]), static_cast<std::size_t>(scounts[r]), &st};
       },
-      dst, wholeOf(sbuf, p, scounts, sdispls, st));
+      dst);
 }
 
 }  // namespace onesided::coll

@@ -118,14 +118,6 @@ struct SendOp {
   /// takes one stream (the root of a 2-rank gather or reduce) is faster by attach: a folded one
   /// lands in the fold's destination and is combined there (readAttached).
   bool byAttach = true;
-  /// The send buffer the stream is a part of, or null: the stream alone. Set where the
-  /// collective's send argument is all send data the call reads (blocks that tile it, no gaps)
-  /// and so may not change during the call: shared pages (sharedPagesFor) then cover the whole
-  /// pages of all of it, and a stream inside has no partial pages at its own ends to send in
-  /// the ready chunk (a block of a malloc'ed buffer starts 16 bytes into a page: 4 KiB through
-  /// the ring per stream. 2 ranks, alltoall of 64 KiB: 1.50 us against 1.33 page-aligned).
-  const void* whole = nullptr;
-  std::size_t wholeLen = 0;
 };
 
 struct RecvOp {
@@ -182,9 +174,6 @@ class Channel {
   [[nodiscard]] std::uint64_t attachedReads() const noexcept { return attachedReads_; }
   /// Rendezvous streams read through a sender's shared pages (for tests).
   [[nodiscard]] std::uint64_t sharedReads() const noexcept { return sharedReads_; }
-  /// Bytes of streams sent through shared pages that went in the ready chunk instead, for lying
-  /// on pages not shared (for tests).
-  [[nodiscard]] std::uint64_t sharedEndBytes() const noexcept { return sharedEndBytes_; }
 
   /// A buffer of at least n bytes kept across collectives (a fresh large one per call costs
   /// its page faults, and a new registration when it is exposed, every time); `slot` tells
@@ -342,11 +331,11 @@ class Channel {
   /// finishRendezvous() through the sender's shared pages: `payload` is [address][drops]
   /// [lo][hi][file offset][inode][fd], then the stream's bytes before lo and those from hi.
   void readShared(RecvState& r, Peer& p, std::span<const std::byte> payload, std::uint64_t raddr);
-  /// Whether `member` can map my shared pages (it checked my pid), and whether o's stream of
-  /// `total` bytes goes through them (shares the pages of its buffer, or of o.whole, when due):
-  /// the shared range, which may reach past the stream's ends (sharedEnds).
+  /// Whether `member` can map my shared pages (it checked my pid), and whether a stream of
+  /// `total` bytes at buf to it goes through them (shares the buffer's pages when due).
   [[nodiscard]] bool mapsMine(int member) const;
-  transport::SharedPagesInfo sharedPagesFor(const SendOp& o, const Peer& p, std::uint64_t total);
+  transport::SharedPagesInfo sharedPagesFor(int peer, const Peer& p, const void* buf,
+                                            std::uint64_t total);
   /// Whether this rank reads peer `member`'s memory with cross-memory attach (checked against
   /// the nonce of its identity line); tells the peer in its fin line for me.
   void probeAttach(int member, Peer& p);
@@ -355,9 +344,11 @@ class Channel {
   bool attachPaysOff(const Peer& p);
   /// Whether `member` told me it reads my memory with cross-memory attach.
   [[nodiscard]] bool attachedBy(int member) const;
-  /// Whether o's contiguous stream of `total` bytes goes by rendezvous; `exchange`: this rank
-  /// receives in the same phase (cross-memory attach pays off sooner).
-  bool wantsRendezvous(const SendOp& o, const Peer& p, std::uint64_t total, bool exchange);
+  /// Whether a contiguous stream of `total` bytes at buf to `peer` goes by rendezvous;
+  /// `exchange`: this rank receives in the same phase (cross-memory attach pays off sooner);
+  /// `byAttach`: SendOp::byAttach.
+  bool wantsRendezvous(int peer, const Peer& p, const void* buf, std::uint64_t total, bool exchange,
+                       bool byAttach);
   /// Folds the next `len` bytes of a folding receive's stream (RecvOp::foldBase).
   static void fold(RecvState& r, const std::byte* in, std::size_t len);
   /// Whether every folding receive of the phase has its first chunk, and whether one failed.
@@ -488,7 +479,6 @@ class Channel {
   std::uint64_t allocKeysUnpacked_ = 0;
   std::uint64_t attachedReads_ = 0;
   std::uint64_t sharedReads_ = 0;
-  std::uint64_t sharedEndBytes_ = 0;
   // Send buffers shared with on-node receivers (ONESIDED_COLL_SHARE: auto, always, never),
   // for streams from zcopyShared_ bytes.
   enum class ShareMode : std::uint8_t { kNever, kAuto, kAlways };

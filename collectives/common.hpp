@@ -84,23 +84,6 @@ inline void* at(void* buf, const Datatype& t, std::int64_t i) {
 }
 inline std::size_t bytesOf(std::size_t count, const Datatype& t) { return count * t.size(); }
 
-/// A send argument as one buffer (SendOp::whole): where it starts and its bytes, or {nullptr,
-/// 0}. The p blocks of counts[r] elements of t at displs[r] (extents) must tile it in rank
-/// order, so every byte of it is send data of the call: t contiguous, each non-empty block
-/// starting where the one before ended.
-struct Whole {
-  const void* buf = nullptr;
-  std::size_t len = 0;
-};
-Whole wholeOf(const void* buf, int p, const int* counts, const int* displs, const Datatype& t);
-/// The same for p blocks of `count` elements one after the other (MPI_Alltoall, MPI_Scatter).
-inline Whole wholeOf(const void* buf, int p, int count, const Datatype& t) {
-  if (!t.contiguous() || count <= 0) return {};
-  return {buf, bytesOf(static_cast<std::size_t>(p) * static_cast<std::size_t>(count), t)};
-}
-/// Sets every send's SendOp::whole to w.
-void markWhole(SendList& sends, const Whole& w);
-
 /// This rank's own block: the packed stream of src unpacked into dst (signatures must agree in
 /// size, else kErrTruncate / kErrCount).
 void localCopy(const Stream& src, const Stream& dst);

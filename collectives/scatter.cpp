@@ -57,7 +57,6 @@ void scatter(Comm& comm, const void* sbuf, int scount, const Datatype* stype, vo
     if (isRoot) {
       SendList sends;
       for (int d = 1; d < p; ++d) sends.emplace_back((root + d) % p, block((root + d) % p), 0);
-      markWhole(sends, wholeOf(sbuf, p, scount, *st));
       f.run(ch, sends, {}, ownCopy(f, bb, own));
     } else {
       RecvOp r{root, mine, nullptr};
@@ -132,7 +131,6 @@ void scatterv(Comm& comm, const void* sbuf, const int* scounts, const int* displ
   if (isRoot) {
     SendList sends;
     for (int d = 1; d < p; ++d) sends.emplace_back((root + d) % p, block((root + d) % p), 0);
-    markWhole(sends, wholeOf(sbuf, p, scounts, displs, *st));
     const std::size_t n = inplace ? 0 : bytesOf(static_cast<std::size_t>(rcount), *rt);
     f.run(comm.channel(), sends, {}, ownCopy(f, n, own));
   } else {

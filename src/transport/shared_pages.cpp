@@ -777,17 +777,11 @@ std::uint64_t SharedPagesCache::sharedBytes() const noexcept {
 }
 
 SharedPagesInfo SharedPagesCache::find(const void* p, std::size_t len, const void* owner,
-                                       std::uint64_t call, const void* whole,
-                                       std::size_t wholeLen) {
+                                       std::uint64_t call) {
   if (!active_) return {};
   drain();
   const std::uint64_t page = pageSize();
-  auto b = reinterpret_cast<std::uintptr_t>(p);
-  if (const auto w = reinterpret_cast<std::uintptr_t>(whole);
-      whole != nullptr && w <= b && b + len <= w + wholeLen) {
-    b = w;
-    len = wholeLen;
-  }
+  const auto b = reinterpret_cast<std::uintptr_t>(p);
   const std::uintptr_t lo = (b + page - 1) & ~(page - 1);
   const std::uintptr_t hi = (b + len) & ~(page - 1);
   if (hi <= lo) return {};
@@ -796,7 +790,8 @@ SharedPagesInfo SharedPagesCache::find(const void* p, std::size_t len, const voi
     if (e.pages && e.lo <= lo && hi <= e.hi) {
       e.owner = owner;
       e.call = call;
-      return e.pages->info();
+      const SharedPagesInfo& in = e.pages->info();
+      return {lo, hi, in.fileOffset + (lo - e.lo), in.inode, in.fd};
     }
     if (!e.pages && e.lo == lo && e.hi == hi) seen = &e;
   }
