@@ -26,16 +26,44 @@
 #include <unistd.h>
 
 static const char* coll = "gather";
-/* coll's index in kColls, found once: comparing names at every call cost the later ones in the
- * list tens of nanoseconds (a sixth of an 8-byte MPI_Scan's time at 2 ranks), on every system. */
-static const char* const kColls[] = {"gather",        "gatherv",
-                                     "scatter",       "scatterv",
-                                     "alltoall",      "alltoallv",
-                                     "allgather",     "bcast",
-                                     "allreduce",     "reduce",
-                                     "barrier",       "scan",
-                                     "exscan",        "reduce_scatter_block",
-                                     "allreduce_user"};
+/* The collective, found by name once (kColls[which] == coll): comparing names at every call
+ * cost the later ones in the list tens of nanoseconds (a sixth of an 8-byte MPI_Scan's time
+ * at 2 ranks), on every system. */
+enum coll_kind {
+  C_GATHER,
+  C_GATHERV,
+  C_SCATTER,
+  C_SCATTERV,
+  C_ALLTOALL,
+  C_ALLTOALLV,
+  C_ALLGATHER,
+  C_BCAST,
+  C_ALLREDUCE,
+  C_REDUCE,
+  C_BARRIER,
+  C_SCAN,
+  C_EXSCAN,
+  C_REDUCE_SCATTER_BLOCK,
+  C_ALLREDUCE_USER,
+  C_COUNT
+};
+static const char* const kColls[C_COUNT] = {
+    [C_GATHER] = "gather",
+    [C_GATHERV] = "gatherv",
+    [C_SCATTER] = "scatter",
+    [C_SCATTERV] = "scatterv",
+    [C_ALLTOALL] = "alltoall",
+    [C_ALLTOALLV] = "alltoallv",
+    [C_ALLGATHER] = "allgather",
+    [C_BCAST] = "bcast",
+    [C_ALLREDUCE] = "allreduce",
+    [C_REDUCE] = "reduce",
+    [C_BARRIER] = "barrier",
+    [C_SCAN] = "scan",
+    [C_EXSCAN] = "exscan",
+    [C_REDUCE_SCATTER_BLOCK] = "reduce_scatter_block",
+    [C_ALLREDUCE_USER] = "allreduce_user",
+};
 static int which = -1;
 static size_t min_bytes = 8, max_bytes = 1 << 20;
 static int iters = 200, repeats = 5, verify = 1, alloc_mem = 0, page_aligned = 0;
@@ -63,49 +91,49 @@ static int cmp_double(const void* a, const void* b) {
 static void once(char* s, char* r, int n, int p, int* counts, int* displs) {
   MPI_Comm w = MPI_COMM_WORLD;
   switch (which) {
-    case 0: /* gather */
+    case C_GATHER:
       MPI_Gather(s, n, MPI_CHAR, r, n, MPI_CHAR, 0, w);
       break;
-    case 1: /* gatherv */
+    case C_GATHERV:
       MPI_Gatherv(s, n, MPI_CHAR, r, counts, displs, MPI_CHAR, 0, w);
       break;
-    case 2: /* scatter */
+    case C_SCATTER:
       MPI_Scatter(s, n, MPI_CHAR, r, n, MPI_CHAR, 0, w);
       break;
-    case 3: /* scatterv */
+    case C_SCATTERV:
       MPI_Scatterv(s, counts, displs, MPI_CHAR, r, n, MPI_CHAR, 0, w);
       break;
-    case 4: /* alltoall */
+    case C_ALLTOALL:
       MPI_Alltoall(s, n, MPI_CHAR, r, n, MPI_CHAR, w);
       break;
-    case 5: /* alltoallv */
+    case C_ALLTOALLV:
       MPI_Alltoallv(s, counts, displs, MPI_CHAR, r, counts, displs, MPI_CHAR, w);
       break;
-    case 6: /* allgather */
+    case C_ALLGATHER:
       MPI_Allgather(s, n, MPI_CHAR, r, n, MPI_CHAR, w);
       break;
-    case 7: /* bcast */
+    case C_BCAST:
       MPI_Bcast(s, n, MPI_CHAR, 0, w);
       break;
-    case 8: /* allreduce */
+    case C_ALLREDUCE:
       MPI_Allreduce(s, r, n / 4, MPI_INT, MPI_SUM, w);
       break;
-    case 9: /* reduce */
+    case C_REDUCE:
       MPI_Reduce(s, r, n / 4, MPI_INT, MPI_SUM, 0, w);
       break;
-    case 10: /* barrier */
+    case C_BARRIER:
       MPI_Barrier(w);
       break;
-    case 11: /* scan */
+    case C_SCAN:
       MPI_Scan(s, r, n / 4, MPI_INT, MPI_SUM, w);
       break;
-    case 12: /* exscan */
+    case C_EXSCAN:
       MPI_Exscan(s, r, n / 4, MPI_INT, MPI_SUM, w);
       break;
-    case 13: /* reduce_scatter_block */
+    case C_REDUCE_SCATTER_BLOCK:
       MPI_Reduce_scatter_block(s, r, n / 4, MPI_INT, MPI_SUM, w);
       break;
-    case 14: /* allreduce_user */
+    case C_ALLREDUCE_USER:
       MPI_Allreduce(s, r, n / 4, MPI_INT, user_sum, w);
       break;
   }
@@ -195,7 +223,7 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  for (int k = 0; k < (int)(sizeof kColls / sizeof kColls[0]); ++k) {
+  for (int k = 0; k < C_COUNT; ++k) {
     if (!strcmp(coll, kColls[k])) which = k;
   }
   if (which < 0) {
