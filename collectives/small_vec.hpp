@@ -27,16 +27,7 @@ class SmallVec {
     if (heap_.empty() && n_ > 0) std::memcpy(inline_, o.inline_, n_ * sizeof(T));
   }
   SmallVec& operator=(const SmallVec&) = delete;
-  void push_back(const T& v) {
-    if (heap_.empty() && n_ < N) {
-      ::new (static_cast<void*>(inline_ + n_ * sizeof(T))) T(v);
-      ++n_;
-      return;
-    }
-    if (heap_.empty()) heap_.assign(first(), first() + n_);
-    heap_.push_back(v);
-    ++n_;
-  }
+  void push_back(const T& v) { emplace_back(v); }
   /// Builds the element in place from T's members: push_back of a braced temporary had the
   /// compiler store it in 8-byte pieces and reload it in 16-byte ones, a stalled store-to-load
   /// forward for each (perf put a fifth of the receiver's own time in a 2-rank 8-byte MPI_Scan
@@ -49,7 +40,9 @@ class SmallVec {
       ++n_;
       return;
     }
-    push_back(T{std::forward<A>(a)...});
+    if (heap_.empty()) heap_.assign(first(), first() + n_);
+    heap_.push_back(T{std::forward<A>(a)...});
+    ++n_;
   }
   [[nodiscard]] std::size_t size() const noexcept { return n_; }
   [[nodiscard]] bool empty() const noexcept { return n_ == 0; }
