@@ -12,7 +12,7 @@ using namespace detail;
 namespace {
 
 template <class Src, class Dst>
-void exchange(Comm& comm, const Src& src, const Dst& dst) {
+void exchange(Comm& comm, const Src& src, const Dst& dst, WholeSend whole = {}) {
   const int p = comm.size();
   const int me = comm.rank();
   // This rank's own block, copied while the others' are on their way where they are large
@@ -29,7 +29,7 @@ void exchange(Comm& comm, const Src& src, const Dst& dst) {
   }
   Failure f;
   const Stream mine = src(me);
-  f.run(comm.channel(), sends, recvs, ownCopy(f, bytesOf(mine.count, *mine.type), own));
+  f.run(comm.channel(), sends, recvs, ownCopy(f, bytesOf(mine.count, *mine.type), own), whole);
   f.rethrow();
 }
 
@@ -69,7 +69,7 @@ void alltoall(Comm& comm, const void* sbuf, int scount, const Datatype* stype, v
         return Stream{at(sbuf, st, static_cast<std::int64_t>(r) * scount),
                       static_cast<std::size_t>(scount), &st};
       },
-      dst);
+      dst, wholeOf(sbuf, p, scount, st));
 }
 
 void alltoallv(Comm& comm, const void* sbuf, const int* scounts, const int* sdispls,
@@ -108,12 +108,13 @@ void alltoallv(Comm& comm, const void* sbuf, const int* scounts, const int* sdis
   const Datatype& st =
       checkBlocks(p, scounts, "sendcounts", sdispls, "sdispls", stype, "sendtype", slo, shi);
   checkNoAlias(sbuf, slo, shi, rbuf, rlo, rhi, "sendbuf", "recvbuf");
+  const WholeArgs args{sbuf, p, scounts, sdispls, &st};
   exchange(
       comm,
       [&](int r) {
         return Stream{at(sbuf, st, sdispls[r]), static_cast<std::size_t>(scounts[r]), &st};
       },
-      dst);
+      dst, lazyWholeOf(args));
 }
 
 }  // namespace onesided::coll

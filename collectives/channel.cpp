@@ -727,19 +727,31 @@ bool Channel::mapsMine(int member) const {
   return w == kAttachYes || w == kAttachMapOnly;
 }
 
-transport::SharedPagesInfo Channel::sharedPagesFor(int peer, const Peer& p, const void* buf,
+namespace {
+/// The bytes of a stream of `total` bytes at b that lie before and after the shared range
+/// [info.lo, info.hi) (which may start before b and end after the stream: SendOp::whole).
+std::pair<std::uint64_t, std::uint64_t> sharedEnds(const transport::SharedPagesInfo& info,
+                                                   std::uint64_t b, std::uint64_t total) {
+  return {info.lo > b ? info.lo - b : 0, b + total > info.hi ? b + total - info.hi : 0};
+}
+}  // namespace
+
+transport::SharedPagesInfo Channel::sharedPagesFor(const SendOp& o, const Peer& p,
                                                    std::uint64_t total) {
-  if (share_ == ShareMode::kNever || p.direct == nullptr || peer == me_ || total < zcopyShared_ ||
-      !mapsMine(peer)) {
+  if (share_ == ShareMode::kNever || p.direct == nullptr || o.peer == me_ || total < zcopyShared_ ||
+      !mapsMine(o.peer)) {
     return {};
   }
-  transport::SharedPagesInfo info =
-      sharedSends_->find(buf, static_cast<std::size_t>(total), this, entered_);
-  // The partial pages at the ends travel in the ready chunk: they must fit.
-  const auto b = reinterpret_cast<std::uintptr_t>(buf);
+  const auto b = reinterpret_cast<std::uintptr_t>(o.src.buf);
+  if (whole_.find != nullptr) whole_ = whole_.find(whole_.ctx);  // once per phase
+  transport::SharedPagesInfo info = sharedSends_->find(o.src.buf, static_cast<std::size_t>(total),
+                                                       this, entered_, whole_.buf, whole_.len);
+  // The stream's bytes outside the shared pages travel in the ready chunk: they must fit, and
+  // some must be shared.
+  const auto [front, back] = sharedEnds(info, b, total);
   if (info.hi > info.lo &&
-      kSharedHead + (info.lo - b) + (b + total - info.hi) + sizeof(ChunkHeader) >
-          std::min<std::size_t>(maxPayload_, ringBytes_ / 2)) {
+      (front + back >= total || kSharedHead + front + back + sizeof(ChunkHeader) >
+                                    std::min<std::size_t>(maxPayload_, ringBytes_ / 2))) {
     return {};
   }
   return info;
@@ -884,9 +896,8 @@ Channel::Start Channel::startRendezvous(SendState& s, Peer& p, std::uint64_t fre
     if (const std::vector<std::byte>* k = ctx_.memoryKey(s.op->src.buf, s.total)) {
       s.exposedKey = *k;  // MPI_Alloc_mem memory: exposed already, to every peer
       s.allocated = true;
-    } else if (s.shared = sharedPagesFor(s.op->peer, p, s.op->src.buf, s.total);
-               s.shared.hi > s.shared.lo) {
-      // The receiver maps the whole pages; the partial ones go in the chunk.
+    } else if (s.shared = sharedPagesFor(*s.op, p, s.total); s.shared.hi > s.shared.lo) {
+      // The receiver maps the shared pages; the stream's bytes outside them go in the chunk.
     } else if (p.direct != nullptr && s.op->peer != me_ && s.op->byAttach &&
                attachedBy(s.op->peer)) {
       s.attached = true;  // read by pid and address: nothing to register
@@ -911,8 +922,8 @@ Channel::Start Channel::startRendezvous(SendState& s, Peer& p, std::uint64_t fre
   const auto b = reinterpret_cast<std::uintptr_t>(s.op->src.buf);
   const bool shared = s.shared.hi > s.shared.lo;
   const std::size_t head = shared ? kSharedHead : sizeof(std::uint64_t) * (s.allocated ? 2 : 1);
-  const std::size_t len =
-      head + (shared ? (s.shared.lo - b) + (b + s.total - s.shared.hi) : s.exposedKey.size());
+  const auto [front, back] = sharedEnds(s.shared, b, s.total);
+  const std::size_t len = head + (shared ? front + back : s.exposedKey.size());
   if (len > maxPayload_) {  // chunks too small for the key
     s.exposed.reset();
     s.rendezvous = false;
@@ -956,9 +967,9 @@ Channel::Start Channel::startRendezvous(SendState& s, Peer& p, std::uint64_t fre
     std::memcpy(out, w.data(), sizeof w);
     out += sizeof w;
     const auto* src = static_cast<const std::byte*>(s.op->src.buf);
-    const std::size_t front = s.shared.lo - b;
     std::memcpy(out, src, front);
-    std::memcpy(out + front, src + (s.shared.hi - b), b + s.total - s.shared.hi);
+    std::memcpy(out + front, src + (s.total - back), back);
+    sharedEndBytes_ += front + back;
   } else if (!s.exposedKey.empty()) {  // the self transport's keys are empty
     std::memcpy(dst + sizeof h + head, s.exposedKey.data(), s.exposedKey.size());
   }
@@ -1033,11 +1044,14 @@ void Channel::readShared(RecvState& r, Peer& p, std::span<const std::byte> paylo
   ++sharedReads_;
   const std::uint64_t total = r.typeMap().total();
   const std::byte* ends = payload.data() + kSharedHead;
-  const std::size_t front = lo - raddr;
+  // The mapping may reach past the stream's ends (SendOp::whole): only its part is read.
+  const auto [front, back] = sharedEnds({lo, hi, 0, 0, -1}, raddr, total);
+  const std::uint64_t from = std::max(raddr, lo);
   const std::array<std::pair<const std::byte*, std::size_t>, 3> pieces{
-      {{ends, front},
-       {kept.front().pages->local(), static_cast<std::size_t>(len)},
-       {ends + front, static_cast<std::size_t>(raddr + total - hi)}}};
+      {{ends, static_cast<std::size_t>(front)},
+       {kept.front().pages->local() + (from - lo),
+        static_cast<std::size_t>(std::min(raddr + total, hi) - from)},
+       {ends + front, static_cast<std::size_t>(back)}}};
   const bool folding = r.op->foldBase != nullptr;
   std::uint64_t at = 0;
   for (const auto& [from, n] : pieces) {
@@ -1336,15 +1350,14 @@ void Channel::checkFolds() {
   }
 }
 
-bool Channel::wantsRendezvous(int peer, const Peer& p, const void* buf, std::uint64_t total,
-                              bool exchange, bool byAttach) {
+bool Channel::wantsRendezvous(const SendOp& o, const Peer& p, std::uint64_t total, bool exchange) {
   if (p.direct == nullptr) return zcopyPut_ > 0 && total >= zcopyPut_;
   if (zcopyDirect_ > 0 && total >= zcopyDirect_) return true;
-  if (const auto info = sharedPagesFor(peer, p, buf, total); info.hi > info.lo) return true;
+  if (const auto info = sharedPagesFor(o, p, total); info.hi > info.lo) return true;
   const std::size_t attachFrom = exchange ? zcopyAttach_ : zcopyAttachOneWay_;
-  if (byAttach && attachFrom > 0 && total >= attachFrom && attachedBy(peer)) return true;
+  if (o.byAttach && attachFrom > 0 && total >= attachFrom && attachedBy(o.peer)) return true;
   return zcopyAllocated_ > 0 && total >= zcopyAllocated_ &&
-         ctx_.findMemory(buf, static_cast<std::size_t>(total)) != nullptr;
+         ctx_.findMemory(o.src.buf, static_cast<std::size_t>(total)) != nullptr;
 }
 
 bool Channel::sendSmall(const SendOp& o, bool exchange) {
@@ -1352,7 +1365,7 @@ bool Channel::sendSmall(const SendOp& o, bool exchange) {
   Peer& p = resolve(o.peer);
   const std::uint64_t total = streamBytes(o.src);
   if (p.direct == nullptr || total > maxPayload_ ||
-      (o.poison == 0 && wantsRendezvous(o.peer, p, o.src.buf, total, exchange, o.byAttach))) {
+      (o.poison == 0 && wantsRendezvous(o, p, total, exchange))) {
     return false;  // put, more than a chunk, or a rendezvous
   }
   const ChunkHeader h = header(total, total, o.poison, kData | callStamp(), signatureOf(o.src));
@@ -1456,8 +1469,9 @@ bool Channel::recvsSmall(std::span<const RecvOp> recvs, SmallVec<RecvOp, 8>& res
   return false;
 }
 
-void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs,
-                  Callback meanwhile) {
+void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs, Callback meanwhile,
+                  WholeSend whole) {
+  whole_ = whole;
   if (!broken_.empty()) {
     throw Error(
         kErrOther,
@@ -1505,8 +1519,8 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs,
   prepare(recvKept_, recvView_, recvs);
   for (SendState* s : sendView_) {
     s->rendezvous = s->op->src.type->contiguous() && s->op->poison == 0 &&
-                    wantsRendezvous(s->op->peer, resolve(s->op->peer), s->op->src.buf, s->total,
-                                    receives && s->op->avail == nullptr, s->op->byAttach);
+                    wantsRendezvous(*s->op, resolve(s->op->peer), s->total,
+                                    receives && s->op->avail == nullptr);
   }
   for (const RecvState* r : recvView_) resolve(r->op->peer);
   auto ready = [&] {

@@ -95,6 +95,23 @@ void checkNoAlias(const void* a, std::int64_t alo, std::int64_t ahi, const void*
   }
 }
 
+WholeSend wholeOf(const void* buf, int p, const int* counts, const int* displs, const Datatype& t) {
+  if (!t.contiguous()) return {};
+  const auto* start = static_cast<const std::byte*>(nullptr);
+  std::size_t len = 0;
+  for (int r = 0; r < p; ++r) {
+    if (counts[r] == 0) continue;
+    const auto* b = static_cast<const std::byte*>(at(buf, t, displs[r]));
+    if (start == nullptr) {
+      start = b;
+    } else if (b != start + len) {
+      return {};
+    }
+    len += bytesOf(static_cast<std::size_t>(counts[r]), t);
+  }
+  return {start, len};
+}
+
 Stream bytes(const void* p, std::size_t n, const Datatype* sig) {
   return {p, n, &datatypeOf<std::byte>(), sig};
 }

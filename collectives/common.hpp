@@ -26,6 +26,7 @@ using onesided::detail::RecvOp;
 using onesided::detail::SendOp;
 using onesided::detail::SmallVec;
 using onesided::detail::Stream;
+using onesided::detail::WholeSend;
 /// A phase's operations (a few per call: kept inline, no allocation).
 using SendList = SmallVec<SendOp, 8>;
 using RecvList = SmallVec<RecvOp, 8>;
@@ -84,6 +85,33 @@ inline void* at(void* buf, const Datatype& t, std::int64_t i) {
 }
 inline std::size_t bytesOf(std::size_t count, const Datatype& t) { return count * t.size(); }
 
+/// A send argument as one buffer (WholeSend), or {}: the p blocks of counts[r] elements of t
+/// at displs[r] (extents) must tile it in rank order, so every byte of it is send data of the
+/// call: t contiguous, each non-empty block starting where the one before ended.
+WholeSend wholeOf(const void* buf, int p, const int* counts, const int* displs, const Datatype& t);
+/// wholeOf's arguments, for a WholeSend found only when needed (WholeSend::find): `args` must
+/// live until the phase ends.
+struct WholeArgs {
+  const void* buf;
+  int p;
+  const int* counts;
+  const int* displs;
+  const Datatype* t;
+};
+inline WholeSend lazyWholeOf(const WholeArgs& args) {
+  return {nullptr, 0,
+          [](const void* ctx) {
+            const auto* a = static_cast<const WholeArgs*>(ctx);
+            return wholeOf(a->buf, a->p, a->counts, a->displs, *a->t);
+          },
+          &args};
+}
+/// The same for p blocks of `count` elements one after the other (MPI_Alltoall, MPI_Scatter).
+inline WholeSend wholeOf(const void* buf, int p, int count, const Datatype& t) {
+  if (!t.contiguous() || count <= 0) return {};
+  return {buf, bytesOf(static_cast<std::size_t>(p) * static_cast<std::size_t>(count), t)};
+}
+
 /// This rank's own block: the packed stream of src unpacked into dst (signatures must agree in
 /// size, else kErrTruncate / kErrCount).
 void localCopy(const Stream& src, const Stream& dst);
@@ -138,8 +166,8 @@ class Failure {
     }
   }
   void run(Channel& ch, std::span<const SendOp> sends, std::span<const RecvOp> recvs,
-           Callback meanwhile = {}) {
-    attempt([&] { ch.run(sends, recvs, meanwhile); });
+           Callback meanwhile = {}, WholeSend whole = {}) {
+    attempt([&] { ch.run(sends, recvs, meanwhile, whole); });
   }
   [[nodiscard]] int errorClass() const { return err_ ? err_->errorClass() : 0; }
   void rethrow() const {

@@ -57,7 +57,7 @@ void scatter(Comm& comm, const void* sbuf, int scount, const Datatype* stype, vo
     if (isRoot) {
       SendList sends;
       for (int d = 1; d < p; ++d) sends.emplace_back((root + d) % p, block((root + d) % p), 0);
-      f.run(ch, sends, {}, ownCopy(f, bb, own));
+      f.run(ch, sends, {}, ownCopy(f, bb, own), wholeOf(sbuf, p, scount, *st));
     } else {
       RecvOp r{root, mine, nullptr};
       f.run(ch, {}, {&r, 1});
@@ -132,7 +132,8 @@ void scatterv(Comm& comm, const void* sbuf, const int* scounts, const int* displ
     SendList sends;
     for (int d = 1; d < p; ++d) sends.emplace_back((root + d) % p, block((root + d) % p), 0);
     const std::size_t n = inplace ? 0 : bytesOf(static_cast<std::size_t>(rcount), *rt);
-    f.run(comm.channel(), sends, {}, ownCopy(f, n, own));
+    const WholeArgs args{sbuf, p, scounts, displs, st};
+    f.run(comm.channel(), sends, {}, ownCopy(f, n, own), lazyWholeOf(args));
   } else {
     RecvOp r{root, mine, nullptr};
     f.run(comm.channel(), {}, {&r, 1});

@@ -777,11 +777,17 @@ std::uint64_t SharedPagesCache::sharedBytes() const noexcept {
 }
 
 SharedPagesInfo SharedPagesCache::find(const void* p, std::size_t len, const void* owner,
-                                       std::uint64_t call) {
+                                       std::uint64_t call, const void* whole,
+                                       std::size_t wholeLen) {
   if (!active_) return {};
   drain();
   const std::uint64_t page = pageSize();
-  const auto b = reinterpret_cast<std::uintptr_t>(p);
+  auto b = reinterpret_cast<std::uintptr_t>(p);
+  if (const auto w = reinterpret_cast<std::uintptr_t>(whole);
+      whole != nullptr && w <= b && b + len <= w + wholeLen) {
+    b = w;
+    len = wholeLen;
+  }
   const std::uintptr_t lo = (b + page - 1) & ~(page - 1);
   const std::uintptr_t hi = (b + len) & ~(page - 1);
   if (hi <= lo) return {};
@@ -790,8 +796,7 @@ SharedPagesInfo SharedPagesCache::find(const void* p, std::size_t len, const voi
     if (e.pages && e.lo <= lo && hi <= e.hi) {
       e.owner = owner;
       e.call = call;
-      const SharedPagesInfo& in = e.pages->info();
-      return {lo, hi, in.fileOffset + (lo - e.lo), in.inode, in.fd};
+      return e.pages->info();
     }
     if (!e.pages && e.lo == lo && e.hi == hi) seen = &e;
   }

@@ -98,10 +98,15 @@ class SharedPagesCache {
   SharedPagesCache(const SharedPagesCache&) = delete;
   SharedPagesCache& operator=(const SharedPagesCache&) = delete;
 
-  /// The shared whole pages of [p, p + len) (lo == hi: none), sharing them now when due.
-  /// `owner` and `call` name the collective asking: a range seen before only in the same one
-  /// is not yet due.
-  SharedPagesInfo find(const void* p, std::size_t len, const void* owner, std::uint64_t call);
+  /// The shared range that holds the whole pages of [p, p + len) (lo == hi: none), sharing
+  /// them now when due. `owner` and `call` name the collective asking: a range seen before only
+  /// in the same one is not yet due. With `whole` (a buffer [whole, whole + wholeLen) that holds
+  /// [p, p + len), all of it the caller's to move), the whole pages of that buffer are shared
+  /// instead, so the range returned may start before p and end after p + len: the stream's
+  /// pages shared in part too. The range returned is the whole of the entry (a receiver maps
+  /// it once for all the streams inside).
+  SharedPagesInfo find(const void* p, std::size_t len, const void* owner, std::uint64_t call,
+                       const void* whole = nullptr, std::size_t wholeLen = 0);
   /// Shared ranges dropped so far (receivers forget their mappings of mine when it changes).
   [[nodiscard]] std::uint64_t drops() const noexcept { return drops_; }
   /// Whether anything can be shared (unmap events reach the cache).

@@ -524,8 +524,45 @@ TEST_P(Collectives, SharedSendPages) {
         }
       }
       // Without memory events (a build without UCX) nothing is shared.
-      if (loadStore && ctx.sharedSends(false).active()) {
+      const bool shares = loadStore && ctx.sharedSends(false).active();
+      if (shares) {
         EXPECT_GT(ch.sharedReads(), 0U) << mode;
+      }
+      // The send buffer's pages are shared as one range, so a block that starts or ends inside
+      // a page reads it from the mapping too: only the buffer's two outer partial pages go in
+      // ready chunks (a block each: 36000 bytes end mid-page, so block by block every stream
+      // would carry up to two partial pages). The same for alltoallv's blocks when they tile
+      // the buffer in rank order; with a gap between them, block by block again.
+      const std::uint64_t ends = ch.sharedEndBytes();
+      coll::alltoall(c, s, kCount, &intType(), r.data(), kCount, &intType());
+      for (int j = 0; j < p; ++j) {
+        ASSERT_EQ(r[j * kCount], v(j, me, 4)) << "from " << j;
+      }
+      if (shares) {
+        EXPECT_LE(ch.sharedEndBytes() - ends, 2U * 4096U) << mode;
+      }
+      for (const int gap : {0, 1}) {
+        std::vector<int> counts(static_cast<std::size_t>(p), kCount / 2);
+        std::vector<int> displs(static_cast<std::size_t>(p));
+        for (int j = 0; j < p; ++j) {
+          displs[static_cast<std::size_t>(j)] = j * (kCount / 2 + gap);
+          for (int k = 0; k < kCount / 2; ++k) s[j * (kCount / 2 + gap) + k] = v(me, j, k + gap);
+        }
+        std::fill(r.begin(), r.end(), -7);
+        for (int call = 0; call < 2; ++call) {  // auto shares on the second
+          const std::uint64_t before = ch.sharedEndBytes();
+          coll::alltoallv(c, s, counts.data(), displs.data(), &intType(), r.data(), counts.data(),
+                          displs.data(), &intType());
+          for (int j = 0; j < p; ++j) {
+            for (int k = 0; k < kCount / 2; ++k) {
+              ASSERT_EQ(r[j * (kCount / 2 + gap) + k], v(j, me, k + gap))
+                  << "gap " << gap << " from " << j;
+            }
+          }
+          if (shares && gap == 0 && call == 1) {
+            EXPECT_LE(ch.sharedEndBytes() - before, 2U * 4096U) << mode;
+          }
+        }
       }
       ASSERT_EQ(munmap(sm, bytes), 0);
       // Memory unmapped and mapped again: the receivers must see the new pages' content.
