@@ -454,19 +454,33 @@ void Channel::publishWait(int member) noexcept {
   std::atomic_ref<std::uint64_t>(*w).store(v, std::memory_order_release);
 }
 
+std::string Channel::streamState(int member) const {
+  const Peer& p = peers_[static_cast<std::size_t>(member)];
+  const auto n = [](std::uint64_t v) { return std::to_string(v); };
+  return " [streams with rank " + n(static_cast<std::uint64_t>(member)) + " (" +
+         (p.direct != nullptr ? "load / store" : "transport") + "): chunks sent " + n(p.sent) +
+         " in " + n(p.sentCells) + " cells, its consumed count " +
+         n(loadLocal(consumedOff(member))) + "; chunks received " + n(p.received) + " in " +
+         n(p.recvCells) + " cells, its arrived count " + n(loadLocal(arrivedOff(member))) +
+         ", consumed reported " + n(p.reported) + "; rendezvous sent " + n(p.rdvSent) +
+         ", its fins " + n(loadLocal(finOff(member))) + ", received " + n(p.rdvDone) + "]";
+}
+
 void Channel::memberLeft(int member) {
   breakChannel("rank " + std::to_string(member) +
                " left this collective without sending or taking what this rank waits for from "
                "it: it failed a check of its own arguments, or its arguments select another "
                "algorithm (counts, datatypes or roots differ), or it called collectives in "
-               "another order");
+               "another order" +
+               streamState(member));
 }
 
 void Channel::waitCycle(int member) {
   breakChannel("this rank waits for rank " + std::to_string(member) +
                ", which waits (alone or through others) for this rank, in the same collective: "
                "the members' roots, counts or datatypes differ, or they called collectives in "
-               "another order");
+               "another order" +
+               streamState(member));
 }
 
 void Channel::otherCall(int member, std::uint32_t theirCall) {
@@ -505,6 +519,10 @@ template <class Owing>
   }
   if (now < w.next) return false;
   w.next = now + kWatchAfterNs;
+  // Counter writes across the transport (arrived, consumed, fin) are issued and left to
+  // complete meanwhile; a wait this long first makes sure none of them still sits in a queue
+  // here, so a peer waiting for one is never part of what this rank watches.
+  quiesce();
   // The members' identity lines: [pid][nonce][done][wait][beat].
   auto state = [&](int member) {
     Peer& p = resolve(member);

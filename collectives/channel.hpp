@@ -420,6 +420,10 @@ class Channel {
   /// owing this rank, waits (alone or through others) for this rank while this rank waits for
   /// it, or sent a stream of its call number `theirCall` (mod 2^24) into this one.
   [[noreturn]] void memberLeft(int member);
+  /// This rank's counts of the streams with `member` and the counters it wrote here, for the
+  /// messages above (which side of a stream stopped: a chunk never announced, a count or a fin
+  /// never written).
+  [[nodiscard]] std::string streamState(int member) const;
   [[noreturn]] void waitCycle(int member);
   [[noreturn]] void otherCall(int member, std::uint32_t theirCall);
   [[noreturn]] void breakChannel(std::string why);
