@@ -14,6 +14,8 @@
 # they are listed). Afterwards BUILD_DIR/Testing/Temporary/LastTestsFailed.log and LastTest.log
 # hold every chunk's failures and output, for failed_tails.sh.
 set -uo pipefail
+# shellcheck source=tests/budget_common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/budget_common.sh"
 build="${1:?usage: ctest_budget.sh BUILD_DIR SECONDS NAME [selection...] [-- run options...]}"
 budget="${2:?}"
 name="${3:?}"
@@ -30,17 +32,7 @@ start=$SECONDS
 tmp="$build/Testing/Temporary"
 
 names="$(cd "$build" && ctest -N "${select[@]}" | awk '/Test +#[0-9]+:/ {print $3}')"
-# Each test's variants by family: a gtest name without its last "/parameters" part (the whole
-# name when it has none), an MPI program's name without "_npN". Pass k holds every family's k-th
-# variant, the variants of a family taken in a fixed pseudo-random order (seed 1), so that a cut
-# run still covers each test's transports, rank counts and algorithms in a spread, not its first
-# parameter sets in ctest's order (for the collectives: the self transport at 1 rank).
-fam='function fam(t) { if (match(t, /_np[0-9]+$/)) return substr(t, 1, RSTART - 1)
-                   if (gsub(/\//, "/", t) >= 2) sub(/\/[^\/]*$/, "", t); return t }'
-ordered="$(awk "$fam"'
-  BEGIN { srand(1) } { printf "%s %.9f %d %s\n", fam($0), rand(), NR, $0 }' <<<"$names" |
-  sort -k1,1 -k2,2n | awk '{ k = ++seen[$1]; print k, $3, $4 }' | sort -n -k1,1 -k2,2 |
-  awk '{print $3}')"
+ordered="$(budget_order <<<"$names")"
 mapfile -t tests <<<"$ordered"
 n=${#tests[@]}
 [ -n "${tests[0]:-}" ] || n=0
@@ -51,15 +43,8 @@ failed_all=""
 log_all=""
 for ((i = 0; i < n; i += chunk)); do
   if [ $((SECONDS - start)) -ge "$budget" ]; then
-    left="$name: $((n - i)) of its $n tests left out for time ($((SECONDS - start)) s spent of the"
-    left+=" $budget s budget; every test runs unsanitized in the host's ctest)"
-    echo "== $left; by test, variants left out of the test's variants:"
-    # One line per test family: "name: k of m".
-    printf '%s\n' "${tests[@]:i}" | ALL="$names" awk "$fam"'
-      BEGIN { m = split(ENVIRON["ALL"], a, "\n"); for (j = 1; j <= m; ++j) total[fam(a[j])]++ }
-      { k[fam($0)]++ }
-      END { for (f in k) printf "     %s: %d of %d\n", f, k[f], total[f] }' | sort
-    if [ -n "${ONESIDED_LEFT_OUT_FILE:-}" ]; then echo "$left" >>"$ONESIDED_LEFT_OUT_FILE"; fi
+    printf '%s\n' "${tests[@]:i}" |
+      budget_left_out "$name" "$n" "$((SECONDS - start))" "$budget" "$names"
     break
   fi
   # gtest_discover_tests' names go on with "  # GetParam() = ...": a name ends at a space.

@@ -5,7 +5,7 @@
 # memory, UCX's initialisation) costs more than most tests: the ASan unit suites took 1315 s as
 # 2183 ctest processes on 2 cores at stop 48, and 329 s as one gtest process. Here chunks of
 # ONESIDED_GTEST_CHUNK tests (default 48) run as one process each, JOBS at a time, in the order
-# ctest_budget.sh uses (every test's variants spread over the run, in a fixed pseudo-random
+# ctest_budget.sh uses (budget_common.sh) (every test's variants spread over the run, in a fixed pseudo-random
 # order), none started once the budget is spent; what is left out for time is named. A chunk
 # that fails (a failed assertion, a sanitizer's report, a crash) names its failed tests, or the
 # test that was running when it died, with the end of its output; a chunk that runs longer than
@@ -17,6 +17,8 @@
 # gets one line per failed test, and ONESIDED_FAILED_TAILS_FILE the end of each failed chunk's
 # output, for the summary that ends a CI log.
 set -uo pipefail
+# shellcheck source=tests/budget_common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/budget_common.sh"
 bin="${1:?usage: gtest_budget.sh BINARY SECONDS NAME JOBS [gtest filter]}"
 budget="${2:?}"
 name="${3:?}"
@@ -39,12 +41,7 @@ fi
 names="$(awk '
   /^[^ ]/ { suite = $1; next }
   /^  [^ ]/ { print suite $1 }' <<<"$listed")"
-# Families and their spread, as in ctest_budget.sh: a name without its last "/parameters" part.
-fam='function fam(t) { if (gsub(/\//, "/", t) >= 2) sub(/\/[^\/]*$/, "", t); return t }'
-ordered="$(awk "$fam"'
-  BEGIN { srand(1) } NF { printf "%s %.9f %d %s\n", fam($0), rand(), NR, $0 }' <<<"$names" |
-  sort -k1,1 -k2,2n | awk '{ k = ++seen[$1]; print k, $3, $4 }' | sort -n -k1,1 -k2,2 |
-  awk '{print $3}')"
+ordered="$(budget_order <<<"$names")"
 mapfile -t tests <<<"$ordered"
 n=${#tests[@]}
 [ -n "${tests[0]:-}" ] || n=0
@@ -105,14 +102,7 @@ done
 while [ "${#pids[@]}" -gt 0 ]; do reap; done
 
 if [ "$i" -lt "$n" ]; then
-  left="$name: $((n - i)) of its $n tests left out for time ($((SECONDS - start)) s spent of the"
-  left+=" $budget s budget; every test runs unsanitized in the host's ctest)"
-  echo "== $left; by test, variants left out of the test's variants:"
-  printf '%s\n' "${tests[@]:i}" | ALL="$names" awk "$fam"'
-    BEGIN { m = split(ENVIRON["ALL"], a, "\n"); for (j = 1; j <= m; ++j) total[fam(a[j])]++ }
-    { k[fam($0)]++ }
-    END { for (f in k) printf "     %s: %d of %d\n", f, k[f], total[f] }' | sort
-  if [ -n "${ONESIDED_LEFT_OUT_FILE:-}" ]; then echo "$left" >>"$ONESIDED_LEFT_OUT_FILE"; fi
+  printf '%s\n' "${tests[@]:i}" | budget_left_out "$name" "$n" "$((SECONDS - start))" "$budget" "$names"
 fi
 echo "== $name: $ran tests ran in $c processes, took $((SECONDS - start)) s"
 exit "$status"
