@@ -33,3 +33,11 @@ budget_left_out() {
     END { for (f in k) printf "     %s: %d of %d\n", f, k[f], total[f] }' <<<"$left_names" | sort
   if [ -n "${ONESIDED_LEFT_OUT_FILE:-}" ]; then echo "$left" >>"$ONESIDED_LEFT_OUT_FILE"; fi
 }
+
+# budget_tests NAMES: sets the array `tests` to the names in budget_order's order, and `n` to
+# their number.
+budget_tests() {
+  mapfile -t tests < <(budget_order <<<"$1")
+  n=${#tests[@]}
+  [ -n "${tests[0]:-}" ] || n=0
+}

@@ -32,10 +32,7 @@ start=$SECONDS
 tmp="$build/Testing/Temporary"
 
 names="$(cd "$build" && ctest -N "${select[@]}" | awk '/Test +#[0-9]+:/ {print $3}')"
-ordered="$(budget_order <<<"$names")"
-mapfile -t tests <<<"$ordered"
-n=${#tests[@]}
-[ -n "${tests[0]:-}" ] || n=0
+budget_tests "$names"
 echo "== $name: $n tests in chunks of $chunk, budget $budget s"
 
 status=0

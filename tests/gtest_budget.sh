@@ -41,10 +41,7 @@ fi
 names="$(awk '
   /^[^ ]/ { suite = $1; next }
   /^  [^ ]/ { print suite $1 }' <<<"$listed")"
-ordered="$(budget_order <<<"$names")"
-mapfile -t tests <<<"$ordered"
-n=${#tests[@]}
-[ -n "${tests[0]:-}" ] || n=0
+budget_tests "$names"
 echo "== $name: $n tests in chunks of $chunk, $jobs at a time, budget $budget s"
 
 status=0
