@@ -1493,8 +1493,8 @@ bool Channel::recvsSmall(std::span<const RecvOp> recvs, SmallVec<RecvOp, 8>& res
   return false;
 }
 
-void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs, Callback meanwhile,
-                  WholeSend whole) {
+void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs,
+                  const Callback& meanwhile, const WholeSend& whole) {
   whole_ = whole;
   if (!broken_.empty()) {
     throw Error(

@@ -89,6 +89,12 @@ class Callback {
   void (*call_)(void*) = nullptr;
 };
 
+/// No callback: Channel::run's default. A static object, not a temporary: a temporary is
+/// built by two 8-byte stores that the callee's copy then reloads as one 16-byte load, which
+/// cannot be forwarded from them and waits for both to reach the cache (with WholeSend's,
+/// that was most of the time an 8-byte gather's sender spent in gather() itself).
+inline constexpr Callback kNoCallback{};
+
 /// The packed stream of `count` elements of `type` at `buf` (type maps relative to buf).
 struct Stream {
   const void* buf = nullptr;
@@ -136,6 +142,9 @@ struct WholeSend {
   const void* ctx = nullptr;
 };
 
+/// No whole send argument: Channel::run's default (a static object, as kNoCallback).
+inline constexpr WholeSend kNoWhole{};
+
 struct RecvOp {
   int peer = 0;
   /// Where the packed bytes go; its size is the size the sender must send.
@@ -180,8 +189,8 @@ class Channel {
   /// given, runs once: the first time the phase has to wait, else at its end (a gather's root
   /// copies its own block while the others' streams are on their way). `whole`: the buffer
   /// the phase's sends lie in, when it is all send data (WholeSend).
-  void run(std::span<const SendOp> sends, std::span<const RecvOp> recvs, Callback meanwhile = {},
-           WholeSend whole = {});
+  void run(std::span<const SendOp> sends, std::span<const RecvOp> recvs,
+           const Callback& meanwhile = kNoCallback, const WholeSend& whole = kNoWhole);
   /// Completes this rank's outstanding writes into peers (before the region goes away).
   void quiesce();
   /// Rendezvous streams read with loads from a sender's mapped buffer, and peer keys unpacked

@@ -22,6 +22,8 @@ namespace onesided::coll::detail {
 
 using onesided::detail::Callback;
 using onesided::detail::Channel;
+using onesided::detail::kNoCallback;
+using onesided::detail::kNoWhole;
 using onesided::detail::RecvOp;
 using onesided::detail::SendOp;
 using onesided::detail::SmallVec;
@@ -166,7 +168,7 @@ class Failure {
     }
   }
   void run(Channel& ch, std::span<const SendOp> sends, std::span<const RecvOp> recvs,
-           Callback meanwhile = {}, WholeSend whole = {}) {
+           const Callback& meanwhile = kNoCallback, const WholeSend& whole = kNoWhole) {
     attempt([&] { ch.run(sends, recvs, meanwhile, whole); });
   }
   [[nodiscard]] int errorClass() const { return err_ ? err_->errorClass() : 0; }
