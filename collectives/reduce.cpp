@@ -58,6 +58,13 @@ constexpr std::size_t kHalvingFrom = std::size_t{64} * 1024;
 constexpr std::size_t kDirectBelow = 256;
 constexpr int kDirectMaxRanks = 8;
 
+/// Whether an allreduce of `bytes` per rank goes by that one exchange (forced by `linear`):
+/// the predefined operations' and the user operations' choice alike.
+bool allreduceByExchange(Alg alg, int p, std::size_t bytes) {
+  return p > 2 && (alg == Alg::kLinear ||
+                   (alg == Alg::kAuto && p <= kDirectMaxRanks && bytes <= kDirectBelow));
+}
+
 /// Allreduce by direct exchange (above). Every rank folds the same vectors in the same order,
 /// so all end with the same bits.
 void allreduceDirect(Comm& comm, const Stream& input, int kind, Op op, std::size_t bytesN,
@@ -292,11 +299,14 @@ void allreduceUser(Comm& comm, const Stream& in, const Reduction& op, void* rbuf
     allgatherv(comm, inPlace(), 0, nullptr, rbuf, counts.data(), displs.data(), &t);
     return;
   }
+  if (allreduceByExchange(alg, p, bytesOf(n, t))) {
+    exchangeCombine(
+        comm, [&](int) { return in; }, in, op, rbuf);
+    return;
+  }
   Failure f;
   const bool powerOfTwo = (p & (p - 1)) == 0;
-  const bool direct = alg == Alg::kLinear ||
-                      (alg == Alg::kAuto && p <= kDirectMaxRanks && bytesOf(n, t) <= kDirectBelow);
-  if (p <= 2 || (powerOfTwo && !direct)) {
+  if (powerOfTwo) {
     // cur: this rank's combined vector, at first the input itself (sent as it is); the two
     // buffers hold it once combined and what the partner sends. In the last round (not in
     // place) a lower rank receives straight into the receive buffer and combines there.
@@ -331,11 +341,6 @@ void allreduceUser(Comm& comm, const Stream& in, const Reduction& op, void* rbuf
       f.attempt([&] { localCopy({cur, n, &t}, {rbuf, n, &t}); });
     }
     f.rethrow();
-    return;
-  }
-  if (direct) {
-    exchangeCombine(
-        comm, [&](int) { return in; }, in, op, rbuf);
     return;
   }
   TypedBuffer acc(ch, 0, t, n);
@@ -486,8 +491,7 @@ void allreduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Dataty
   // elements.
   auto* direct = c.type->contiguous() ? static_cast<std::byte*>(rbuf) : nullptr;
   const Alg alg = forcedAlg(comm);
-  if (p > 2 && (alg == Alg::kLinear ||
-                (alg == Alg::kAuto && p <= kDirectMaxRanks && bytesN <= kDirectBelow))) {
+  if (allreduceByExchange(alg, p, bytesN)) {
     allreduceDirect(comm, c.in, c.kind, op, bytesN, rbuf, n, *c.type, direct);
     return;
   }
