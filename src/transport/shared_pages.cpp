@@ -445,10 +445,13 @@ std::atomic<std::uintptr_t> lo{0};
 std::atomic<std::uintptr_t> hi{0};
 std::atomic<bool> moving{false};
 std::atomic<int> inHandler{0};
-struct sigaction previous {};  // the handler the program had before onMoveFault
-// The address this thread last retried a store at after a move had ended (initial-exec: a
-// signal handler must not allocate, which a shared library's other TLS models may).
+std::atomic<std::uint64_t> ended{0};  // moves ended so far
+struct sigaction previous {};         // the handler the program had before onMoveFault
+// The address this thread last retried a store at after a move had ended, and how many moves
+// had ended then (initial-exec: a signal handler must not allocate, which a shared library's
+// other TLS models may).
 thread_local std::uintptr_t retried [[gnu::tls_model("initial-exec")]] = 0;
+thread_local std::uint64_t retriedAfter [[gnu::tls_model("initial-exec")]] = 0;
 
 void chain(int sig, siginfo_t* info, void* context) {
   if ((previous.sa_flags & SA_SIGINFO) != 0) {
@@ -473,8 +476,14 @@ void onMoveFault(int sig, siginfo_t* info, void* context) {
       inHandler.fetch_sub(1);
       return;  // the store is made again, in the new pages
     }
-    if (retried != a) {  // a fault during the move that reached here after its end: once more
+    // A fault during a move that reached here after its end: once more. The thread may have
+    // been descheduled between the fault and here for a whole move, so the same address faults
+    // again only after another move ended: a fault that repeats with no move ended in between is
+    // real.
+    const std::uint64_t e = ended.load();
+    if (retried != a || retriedAfter != e) {
       retried = a;
+      retriedAfter = e;
       inHandler.fetch_sub(1);
       return;
     }
@@ -515,6 +524,7 @@ bool guarded(std::uintptr_t first, std::uintptr_t end, F&& replace) {
     ok = replace();
     if (!ok) syscall(SYS_mprotect, first, end - first, PROT_READ | PROT_WRITE);
   }
+  ended.fetch_add(1);
   moving.store(false, std::memory_order_release);
   while (inHandler.load() != 0) syscall(SYS_sched_yield);
   pthread_sigmask(SIG_SETMASK, &saved, nullptr);
