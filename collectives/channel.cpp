@@ -159,16 +159,20 @@ void unpackTo(Cursor& c, void* base, const std::byte* in, std::size_t len) {
 // first access to each page from each process still costs an exit of about 6 us after the
 // populate (measured on this project's CI machines: every 16th 8-byte gather took 6-7 us until
 // the ring had been round once, and 2-rank 8-byte gatherv in coll_latency's batches of 200
-// took 0.48 us per call instead of 0.18). The load changes nothing the peer sees.
-void prefault(const std::byte* p, std::size_t n) {
+// took 0.48 us per call instead of 0.18). The load changes nothing the peer sees. `populate`:
+// false for a mapping kept from an earlier channel, whose page tables are filled mostly, where
+// the populate's walk over them cost more than the loads (10% of a 2-rank MPI_Comm_dup).
+void prefault(const std::byte* p, std::size_t n, bool populate) {
   const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
   const auto first = reinterpret_cast<std::uintptr_t>(p);
-  const auto lo = first / page * page;
   const auto hi = first + n;
 #ifdef MADV_POPULATE_WRITE
-  if (madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_WRITE) != 0) {
+  const auto lo = first / page * page;
+  if (populate && madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_WRITE) != 0) {
     log::coll().debug("prefaulting {} bytes of a peer's scratch: {}", n, std::strerror(errno));
   }
+#else
+  (void)populate;
 #endif
   for (std::uintptr_t a = first; a < hi; a = (a / page + 1) * page) {
     (void)*reinterpret_cast<const volatile std::byte*>(a);
@@ -360,22 +364,37 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
     }
   }
   boardOff_ = (1 + 3 * p) * kLine + p * ringBytes_;
-  regionBytes_ = boardOff_ + kBoardSlots * kBoardSlotBytes;
+  syncOff_ = boardOff_ + kBoardSlots * kBoardSlotBytes;
+  static_assert(kBoardSlotBytes % kLine == 0 && SyncRegion::kBytes % kLine == 0);
+  regionBytes_ = syncOff_ + SyncRegion::kBytes;
   // Peers write chunks and counters, and read window descriptors from the board.
-  region_ = ctx_.transport().registerMemory(
-      nullptr, regionBytes_, transport::Placement::kAllocate,
-      static_cast<transport::Access>(static_cast<unsigned>(transport::Access::kRemoteWrite) |
-                                     static_cast<unsigned>(transport::Access::kRemoteRead)));
+  // A freed communicator's region when there is one of this size: its pages are mapped here
+  // and in the peers that used it, which keep their mappings (Context::peerKey).
+  std::uint64_t state = 0;
+  region_ = ctx_.takeScratch(regionBytes_, state);
+  regionReused_ = region_ != nullptr;
+  if (!region_) {
+    region_ = ctx_.transport().registerMemory(
+        nullptr, regionBytes_, transport::Placement::kAllocate,
+        static_cast<transport::Access>(static_cast<unsigned>(transport::Access::kRemoteWrite) |
+                                       static_cast<unsigned>(transport::Access::kRemoteRead)));
+  }
   local_ = static_cast<std::byte*>(region_->base());
-  // Counters 0, and every cell's first word 0: no chunk has arrived anywhere.
-  std::memset(local_, 0, regionBytes_);
+  // Counters 0, and every cell's first word 0: no chunk has arrived anywhere. A region left
+  // that way by a channel of this layout (~Channel) has only stale payload bytes in its rings,
+  // never read: not cleared again (a 1 MiB memset was 40% of a 2-rank MPI_Comm_dup).
+  if (!regionReused_ || state == 0 || state != layout()) std::memset(local_, 0, regionBytes_);
   // Who I am, for peers that read my memory with cross-memory attach: my pid, and a nonce that
   // they read both through the mapping and through the pid (the same value: the same process).
+  // The nonce travels in the info too: a peer's mapping kept from an earlier channel shows it
+  // only if it maps this region (not one freed since that packed to the same key).
+  static std::atomic<std::uint64_t> made{0};
   auto* id = reinterpret_cast<std::uint64_t*>(local_);
   id[kPidWord] = static_cast<std::uint64_t>(getpid());
   id[kNonceWord] =
-      (static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
-       reinterpret_cast<std::uintptr_t>(local_)) |
+      ((static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+        reinterpret_cast<std::uintptr_t>(local_)) +
+       (made.fetch_add(1, std::memory_order_relaxed) << 1U)) |
       1;
   zcopyShared_ = kZeroCopySharedDefault;
   if (const char* a = std::getenv("ONESIDED_COLL_SHARE"); a != nullptr && *a != '\0') {
@@ -405,7 +424,6 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
       throw Error(kErrArg, "ONESIDED_COLL_ATTACH=" + std::string(v) + ": expected 0, 1 or auto");
     }
   }
-  staging_.resize(sizeof(ChunkHeader) + maxPayload_);
 }
 
 Channel::~Channel() {
@@ -414,18 +432,69 @@ Channel::~Channel() {
   } catch (const std::exception& e) {
     log::core().warn("completing the last collective writes: {}", e.what());
   }
+  std::uint64_t state = 0;
+  if (reusable_) {
+    // Each chunk's cells are cleared as it is consumed (consume()); a chunk nobody consumed (an
+    // erroneous program) leaves its number in the ring, and the next channel clears it all.
+    state = layout();
+    if (peers_.size() != ranks_.size()) state = 0;
+    for (std::size_t m = 0; m < peers_.size() && state != 0; ++m) {
+      if (arrived(static_cast<int>(m), peers_[m])) state = 0;
+    }
+    if (state != 0) {
+      std::memset(local_, 0, slotOff(0, 0));  // counters and identity
+      for (std::size_t s = 0; s < kBoardSlots; ++s) {
+        if (boardUsed_.test(s))
+          std::memset(local_ + boardOff_ + s * kBoardSlotBytes, 0, kBoardSlotBytes);
+      }
+      std::memset(local_ + syncOff_, 0, SyncRegion::kBytes);
+    }
+  }
   peers_.clear();  // keys belong to endpoints and go before the region
+  if (reusable_) ctx_.keepScratch(std::move(region_), state);
 }
 
-std::vector<std::byte> Channel::localInfo() const { return regionInfo(*region_); }
+std::size_t Channel::directPeers() const noexcept {
+  std::size_t n = 0;
+  for (std::size_t m = 0; m < peers_.size(); ++m) {
+    if (static_cast<int>(m) != me_ && peers_[m].resolved && peers_[m].direct != nullptr) ++n;
+  }
+  return n;
+}
 
-std::size_t Channel::infoSize(const std::byte* in) { return regionInfoSize(in); }
+std::uint64_t Channel::layout() const {
+  // Exact, or 0: a cell is at most 4096 bytes (13 bits), a ring at most 2^24 cells (25 bits).
+  const std::uint64_t p = ranks_.size();
+  if (p >= (std::uint64_t{1} << 26) || cell_ > 4096 || ringCells_ >= (std::uint64_t{1} << 25)) {
+    return 0;
+  }
+  return (p << 38) | (static_cast<std::uint64_t>(ringCells_) << 13) | cell_;
+}
+
+std::vector<std::byte> Channel::localInfo() const {
+  auto out = regionInfo(*region_);
+  const std::uint64_t nonce = loadLocal(kNonceWord * sizeof(std::uint64_t));
+  const auto* b = reinterpret_cast<const std::byte*>(&nonce);
+  out.insert(out.end(), b, b + sizeof nonce);
+  return out;
+}
+
+std::size_t Channel::infoSize(const std::byte* in) {
+  return regionInfoSize(in) + sizeof(std::uint64_t);
+}
+
+void Channel::parseInfo(const std::vector<std::byte>& in, Peer& p) {
+  parseRegionInfo(in, p.base, p.packedKey);
+  if (in.size() < infoSize(in.data())) {
+    throw Error(kErrIntern, "a collective scratch region's info is " + std::to_string(in.size()) +
+                                " bytes, short of " + std::to_string(infoSize(in.data())));
+  }
+  std::memcpy(&p.nonce, in.data() + regionInfoSize(in.data()), sizeof p.nonce);
+}
 
 void Channel::connect(const std::vector<std::vector<std::byte>>& infos) {
   peers_.resize(infos.size());
-  for (std::size_t i = 0; i < infos.size(); ++i) {
-    parseRegionInfo(infos[i], peers_[i].base, peers_[i].packedKey);
-  }
+  for (std::size_t i = 0; i < infos.size(); ++i) parseInfo(infos[i], peers_[i]);
 }
 
 void Channel::connectLazily(int n, std::function<std::vector<std::byte>(int)> info) {
@@ -436,6 +505,7 @@ void Channel::connectLazily(int n, std::function<std::vector<std::byte>(int)> in
 std::byte* Channel::claimSlot(std::size_t slot) {
   if (slotsTaken_.test(slot)) return nullptr;
   slotsTaken_.set(slot);
+  boardUsed_.set(slot);
   return local_ + boardOff_ + slot * kBoardSlotBytes;
 }
 
@@ -641,18 +711,44 @@ void Channel::readSlot(int member, std::size_t slot, std::byte* dst, std::size_t
 Channel::Peer& Channel::resolveSlow(int member) {
   Peer& p = peers_[static_cast<std::size_t>(member)];
   {
-    if (lazyInfo_ && member != me_) parseRegionInfo(lazyInfo_(member), p.base, p.packedKey);
+    if (lazyInfo_ && member != me_) parseInfo(lazyInfo_(member), p);
     if (member == me_) {
       p.direct = local_;
     } else {
-      auto& ep = ctx_.endpoint(ranks_[static_cast<std::size_t>(member)]);
-      p.key = ep.unpackRkey(p.packedKey);
+      const int world = ranks_[static_cast<std::size_t>(member)];
       // The whole region must be on the load / store path, or none of it is used that way.
-      auto* lo = static_cast<std::byte*>(p.key->directPointer(p.base));
-      auto* hi = static_cast<std::byte*>(p.key->directPointer(p.base + regionBytes_ - 1));
-      p.direct = lo != nullptr && hi == lo + regionBytes_ - 1 ? lo : nullptr;
-      if (p.direct != nullptr) prefault(p.direct + slotOff(me_, 0), ringBytes_);
-      if (p.direct != nullptr) probeAttach(member, p);
+      auto directOf = [&](const transport::RemoteKey& key) -> std::byte* {
+        auto* lo = static_cast<std::byte*>(key.directPointer(p.base));
+        auto* hi = static_cast<std::byte*>(key.directPointer(p.base + regionBytes_ - 1));
+        return lo != nullptr && hi == lo + regionBytes_ - 1 ? lo : nullptr;
+      };
+      // A mapping kept from an earlier channel to the same region of the peer (reused from
+      // its scratch pool): no new mapping, and its pages are in place already. It is that
+      // region if it shows this channel's nonce; else the peer freed it (and the mapping keeps
+      // the dead memory alive): forgotten.
+      if (auto kept = ctx_.peerKey(world, p.packedKey)) {
+        std::byte* d = directOf(*kept);
+        if (d != nullptr &&
+            std::atomic_ref<std::uint64_t>(reinterpret_cast<std::uint64_t*>(d)[kNonceWord])
+                    .load(std::memory_order_acquire) == p.nonce) {
+          p.key = std::move(kept);
+          ++keysReused_;
+        } else {
+          ctx_.forgetPeerKey(world, p.packedKey);
+        }
+      }
+      const bool kept = p.key != nullptr;
+      if (!kept) {
+        p.key = ctx_.endpoint(world).unpackRkey(p.packedKey);
+        if (directOf(*p.key) != nullptr) ctx_.keepPeerKey(world, p.packedKey, p.key);
+      }
+      p.direct = directOf(*p.key);
+      if (p.direct != nullptr) {
+        prefault(p.direct + slotOff(me_, 0), ringBytes_, !kept);
+        probeAttach(member, p);
+      } else if (staging_.empty()) {
+        staging_.resize(sizeof(ChunkHeader) + maxPayload_);  // chunks are put from here
+      }
     }
     p.resolved = true;
     log::core().debug("collective scratch of member {} (world {}): {}", member,
@@ -660,6 +756,12 @@ Channel::Peer& Channel::resolveSlow(int member) {
                       p.direct != nullptr ? "direct" : "transport");
   }
   return p;
+}
+
+SyncRegion::Target Channel::syncTarget(int member) {
+  Peer& p = resolve(member);
+  return {p.key.get(), p.base + syncOff_,
+          p.direct != nullptr ? reinterpret_cast<std::uint64_t*>(p.direct + syncOff_) : nullptr};
 }
 
 void Channel::probeAttach(int member, Peer& p) {
@@ -697,7 +799,8 @@ void Channel::probeAttach(int member, Peer& p) {
 }
 
 bool Channel::attachPaysOff(const Peer& p) {
-  if (attachFast_) return *attachFast_;
+  std::optional<bool>& verdict = ctx_.attachPaysOff();
+  if (verdict) return *verdict;
   // The bytes of my ring in the peer's region: nobody else writes them before my first chunk.
   // Read with process_vm_readv and copied through the mapping, the best of a few tries each
   // (a try may be preempted). On one machine the read ran at copy speed (2 ranks, 512 KiB bcast
@@ -726,8 +829,7 @@ bool Channel::attachPaysOff(const Peer& p) {
     iovec l{to.data(), len};
     iovec r{reinterpret_cast<void*>(p.base + off), len};  // NOLINT
     if (process_vm_readv(p.attachPid, &l, 1, &r, 1, 0) != static_cast<ssize_t>(len)) {
-      attachFast_ = false;
-      return false;
+      return false;  // this peer only: its memory may be out of reach where others' is not
     }
     const auto t1 = Clock::now();
     onesided::detail::copyBytes(to.data(), p.direct + off, len);
@@ -736,10 +838,10 @@ bool Channel::attachPaysOff(const Peer& p) {
     attachNs = std::min(attachNs, std::chrono::duration<double, std::nano>(t1 - t0).count());
     copyNs = std::min(copyNs, std::chrono::duration<double, std::nano>(t2 - t1).count());
   }
-  attachFast_ = attachNs <= kAttachCostMax * copyNs;
+  verdict = attachNs <= kAttachCostMax * copyNs;
   log::coll().debug("cross-memory attach of {} bytes: {:.0f} ns, a copy {:.0f} ns: {}", len,
-                    attachNs, copyNs, *attachFast_ ? "used" : "not used, the ring is faster");
-  return *attachFast_;
+                    attachNs, copyNs, *verdict ? "used" : "not used, the ring is faster");
+  return *verdict;
 }
 
 bool Channel::attachedBy(int member) const {

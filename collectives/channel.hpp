@@ -62,6 +62,7 @@
 #include "onesided/op.hpp"
 #include "transport/shared_pages.hpp"
 #include "transport/transport.hpp"
+#include "window/sync.hpp"
 
 namespace onesided {
 class Context;
@@ -193,6 +194,21 @@ class Channel {
            const Callback& meanwhile = kNoCallback, const WholeSend& whole = kNoWhole);
   /// Completes this rank's outstanding writes into peers (before the region goes away).
   void quiesce();
+  /// The communicator's barrier slots (SyncRegion::kBytes, zeroed) in this rank's region; they
+  /// are at the same offset in every member's.
+  [[nodiscard]] std::byte* syncSlots() const noexcept { return local_ + syncOff_; }
+  /// Where member `member`'s barrier slots are, the member resolved (mapped) if it was not.
+  SyncRegion::Target syncTarget(int member);
+  /// Every member has quiesced and passed a barrier since (MPI_Comm_free): nobody writes into
+  /// the region any more, so it goes to the context for a later channel of the same size
+  /// (Context::keepScratch) when this one goes.
+  void reusable() noexcept { reusable_ = true; }
+  /// Peers whose mapping came from the context's key cache (for tests).
+  [[nodiscard]] std::uint64_t keysReused() const noexcept { return keysReused_; }
+  /// Whether the region came from a freed channel (for tests).
+  [[nodiscard]] bool regionReused() const noexcept { return regionReused_; }
+  /// Other members resolved so far whose region is on the load / store path (for tests).
+  [[nodiscard]] std::size_t directPeers() const noexcept;
   /// Rendezvous streams read with loads from a sender's mapped buffer, and peer keys unpacked
   /// for MPI_Alloc_mem regions, so far (tests check the path taken and the key cache with them).
   [[nodiscard]] std::uint64_t mappedReads() const noexcept { return mappedReads_; }
@@ -277,7 +293,8 @@ class Channel {
   struct Peer {
     std::uint64_t base = 0;
     std::vector<std::byte> packedKey;
-    std::unique_ptr<transport::RemoteKey> key;
+    std::uint64_t nonce = 0;  // the nonce in the peer's region (kNonceWord), from its info
+    std::shared_ptr<transport::RemoteKey> key;  // shared with the context's key cache
     std::byte* direct = nullptr;  // local address of the peer's region, on the load / store path
     bool resolved = false;
     std::uint64_t sent = 0;       // chunks written into the peer's ring for me
@@ -309,6 +326,11 @@ class Channel {
     std::vector<SharedMap> sharedMaps;
     std::uint64_t sharedDrops = 0;  // the peer's drop count when sharedMaps were made
   };
+  /// The ring geometry (members, cells, cell size) as one nonzero word, or 0 if it does not fit:
+  /// a region kept clean by a channel of the same layout needs no clearing (Context::keepScratch).
+  [[nodiscard]] std::uint64_t layout() const;
+  /// Reads a member's info (localInfo()) into its Peer.
+  static void parseInfo(const std::vector<std::byte>& in, Peer& p);
   enum class Counter { kArrived, kConsumed, kFin };
   enum class Start { kDone, kWait, kCopy };  // a rendezvous chunk (or pad) written, or not
   struct SendState;
@@ -468,11 +490,14 @@ class Channel {
   std::unique_ptr<transport::MemoryRegion> region_;
   std::byte* local_ = nullptr;                           // region_'s base
   std::function<std::vector<std::byte>(int)> lazyInfo_;  // connectLazily()
+  bool reusable_ = false;
+  bool regionReused_ = false;
+  std::uint64_t keysReused_ = 0;
   std::vector<Peer> peers_;
   // recvsSmall's marks: seen_[member] == phase_ when a receive of the phase is from member.
   std::vector<std::uint64_t> seen_;
   std::uint64_t phase_ = 0;
-  std::vector<std::byte> staging_;  // chunks bound for peers reached by put
+  std::vector<std::byte> staging_;  // chunks bound for peers reached by put (sized on the first)
   std::vector<std::byte> foldIn_;   // a folding receive's rendezvous stream, before the fold
   bool foldsChecked_ = false;       // checkFolds()
   bool foldsFailed_ = false;
@@ -488,14 +513,16 @@ class Channel {
   std::vector<Buffer> buffers_;
   int inflight_ = 4;
   std::size_t boardOff_ = 0;             // the window board's offset in the region
+  std::size_t syncOff_ = 0;              // syncSlots()'s offset in the region
   std::uint64_t windows_ = 0;            // nextWindow()
   std::bitset<kBoardSlots> slotsTaken_;  // claimSlot() bits
+  std::bitset<kBoardSlots> boardUsed_;   // every slot ever claimed
   int algorithm_ = 0;
   // Cross-memory attach for rendezvous reads (ONESIDED_COLL_ATTACH): kAttachAuto measures it
-  // against a copy through the mapping on the first peer that allows it (attachFast_).
+  // against a copy through the mapping on the first peer that allows it, once per process
+  // (Context::attachPaysOff).
   enum class AttachMode : std::uint8_t { kNever, kAlways, kAuto };
   AttachMode attach_ = AttachMode::kAuto;
-  std::optional<bool> attachFast_;  // kAuto's verdict, once measured
   // Streams from this many bytes go by rendezvous (0: never), to peers on the load / store
   // path and to peers reached by put (ONESIDED_COLL_ZCOPY sets both).
   std::size_t zcopyDirect_ = 0;

@@ -17,43 +17,20 @@ Comm::Comm(Context& ctx, std::vector<int> worldRanks) : ctx_(ctx), ranks_(std::m
   auto it = std::find(ranks_.begin(), ranks_.end(), ctx_.rank());
   if (it == ranks_.end()) throw Error(kErrIntern, "communicator does not contain this rank");
   rank_ = static_cast<int>(it - ranks_.begin());
-  sync_ = std::make_unique<detail::SyncRegion>(ctx_, ranks_, rank_);
   channel_ = std::make_unique<detail::Channel>(ctx_, ranks_, rank_);
+  sync_ = std::make_unique<detail::SyncRegion>(
+      ctx_, ranks_, rank_, channel_->syncSlots(),
+      [c = channel_.get()](int member) { return c->syncTarget(member); });
 }
 
 Comm::~Comm() = default;
 
-std::vector<std::byte> Comm::localInfo() const {
-  auto a = sync_->localInfo();
-  auto b = channel_->localInfo();
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
+std::vector<std::byte> Comm::localInfo() const { return channel_->localInfo(); }
 
-void Comm::connect(const std::vector<std::vector<std::byte>>& infos) {
-  std::vector<std::vector<std::byte>> sync(infos.size());
-  std::vector<std::vector<std::byte>> chan(infos.size());
-  for (std::size_t i = 0; i < infos.size(); ++i) {
-    const auto n = static_cast<std::ptrdiff_t>(detail::SyncRegion::infoSize(infos[i].data()));
-    sync[i].assign(infos[i].begin(), infos[i].begin() + n);
-    chan[i].assign(infos[i].begin() + n, infos[i].end());
-  }
-  sync_->connect(sync);
-  channel_->connect(chan);
-}
+void Comm::connect(const std::vector<std::vector<std::byte>>& infos) { channel_->connect(infos); }
 
 void Comm::connectLazily(std::function<std::vector<std::byte>(int)> info) {
-  const int n = size();
-  sync_->connectLazily([info](int m) {
-    auto b = info(m);
-    b.resize(detail::SyncRegion::infoSize(b.data()));
-    return b;
-  });
-  channel_->connectLazily(n, [info](int m) {
-    auto b = info(m);
-    const auto k = static_cast<std::ptrdiff_t>(detail::SyncRegion::infoSize(b.data()));
-    return std::vector<std::byte>(b.begin() + k, b.end());
-  });
+  channel_->connectLazily(size(), std::move(info));
 }
 
 std::vector<std::vector<std::byte>> Comm::allgather(std::span<const std::byte> mine) {
@@ -143,9 +120,10 @@ std::unique_ptr<Comm> Comm::create(const Group& g) {
   return derive(in ? g.worldRanks() : std::vector<int>{});
 }
 
-void Comm::free() {
+void Comm::free(bool reuse) {
   channel_->quiesce();
   barrier();
+  if (reuse) channel_->reusable();
 }
 
 }  // namespace onesided

@@ -176,6 +176,7 @@ Context::~Context() {
       // Not collective here: just release everything in order.
       world_.reset();
       self_.reset();
+      dropKept();
       endpoints_.clear();
       allocations_.clear();
     } catch (const std::exception& e) {
@@ -235,6 +236,54 @@ bool Context::freeMemory(void* p) {
 transport::SharedPagesCache& Context::sharedSends(bool firstUse) {
   if (!sharedSends_) sharedSends_ = std::make_unique<transport::SharedPagesCache>(firstUse);
   return *sharedSends_;
+}
+
+std::unique_ptr<transport::MemoryRegion> Context::takeScratch(std::size_t bytes,
+                                                              std::uint64_t& state) {
+  for (auto it = scratch_.rbegin(); it != scratch_.rend(); ++it) {
+    if (it->region->length() == bytes) {
+      auto r = std::move(it->region);
+      state = it->state;
+      scratch_.erase(std::next(it).base());
+      return r;
+    }
+  }
+  return nullptr;
+}
+
+void Context::keepScratch(std::unique_ptr<transport::MemoryRegion> region, std::uint64_t state) {
+  if (scratch_.size() == kScratchKept) scratch_.erase(scratch_.begin());
+  scratch_.push_back({std::move(region), state});
+}
+
+std::shared_ptr<transport::RemoteKey> Context::peerKey(int worldRank,
+                                                       std::span<const std::byte> packed) {
+  for (auto it = peerKeys_.begin(); it != peerKeys_.end(); ++it) {
+    if (it->worldRank == worldRank && std::ranges::equal(it->packed, packed)) {
+      auto key = it->key;
+      std::rotate(it, std::next(it), peerKeys_.end());  // now the most recently used
+      return key;
+    }
+  }
+  return nullptr;
+}
+
+void Context::keepPeerKey(int worldRank, std::span<const std::byte> packed,
+                          std::shared_ptr<transport::RemoteKey> key) {
+  forgetPeerKey(worldRank, packed);
+  if (peerKeys_.size() == kPeerKeysKept) peerKeys_.erase(peerKeys_.begin());
+  peerKeys_.push_back({worldRank, {packed.begin(), packed.end()}, std::move(key)});
+}
+
+void Context::forgetPeerKey(int worldRank, std::span<const std::byte> packed) {
+  std::erase_if(peerKeys_, [&](const PeerKey& k) {
+    return k.worldRank == worldRank && std::ranges::equal(k.packed, packed);
+  });
+}
+
+void Context::dropKept() {
+  peerKeys_.clear();
+  scratch_.clear();
 }
 
 const std::vector<std::byte>* Context::memoryKey(const void* p, std::size_t len) {
@@ -328,6 +377,7 @@ void Context::finalize() {
   world_->barrier();
   world_.reset();
   self_.reset();
+  dropKept();
   endpoints_.clear();
   allocations_.clear();
   boot_->barrier();  // nobody tears its worker down while a peer still closes endpoints to it

@@ -20,13 +20,13 @@ class Channel;
 /// MPI_UNDEFINED, the color of ranks that join no communicator in split.
 constexpr int kUndefined = -32766;
 
-/// A communicator: an ordered set of world ranks with this rank's place in it, a registered sync
-/// region for its barrier and a registered scratch region (detail::Channel) that its collectives
-/// move data through. Not thread-safe.
+/// A communicator: an ordered set of world ranks with this rank's place in it and a registered
+/// scratch region (detail::Channel) that its collectives move data through, which also holds the
+/// slots of its barrier (detail::SyncRegion). Not thread-safe.
 class Comm {
  public:
-  /// Not collective by itself: the creator exchanges sync-region info (see Context) and calls
-  /// connectSync. `worldRanks` must contain the calling rank.
+  /// Not collective by itself: the creator exchanges localInfo() (see Context, derive) and
+  /// calls connect or connectLazily. `worldRanks` must contain the calling rank.
   Comm(Context& ctx, std::vector<int> worldRanks);
   ~Comm();
   Comm(const Comm&) = delete;
@@ -60,15 +60,17 @@ class Comm {
   /// rank), nullptr on ranks outside it. Collective over this communicator.
   std::unique_ptr<Comm> create(const Group& g);
   /// MPI_Comm_free's collective part: completes this rank's writes into the others' regions and
-  /// synchronises, so the regions can go away. The object is destroyed afterwards.
-  void free();
+  /// synchronises, so the regions can go away. The object is destroyed afterwards. `reuse`:
+  /// nothing uses the communicator after this (no window over it), so its collective scratch
+  /// region goes to the context for the next communicator of its size (Context::keepScratch).
+  void free(bool reuse = true);
 
   /// The scratch region the collectives use (collectives/).
   detail::Channel& channel() { return *channel_; }
 
  private:
   friend class Context;
-  /// This rank's sync and scratch region info, for the creator's exchange.
+  /// This rank's scratch region info, for the creator's exchange.
   [[nodiscard]] std::vector<std::byte> localInfo() const;
   void connect(const std::vector<std::vector<std::byte>>& infos);
   /// Like connect(), with each member's info fetched on first use (the world communicator's,
@@ -81,8 +83,8 @@ class Comm {
   Context& ctx_;
   std::vector<int> ranks_;
   int rank_ = 0;
-  std::unique_ptr<detail::SyncRegion> sync_;
   std::unique_ptr<detail::Channel> channel_;
+  std::unique_ptr<detail::SyncRegion> sync_;  // in channel_'s region: goes first
 };
 
 }  // namespace onesided

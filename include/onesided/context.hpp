@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@ namespace transport {
 class Transport;
 class Endpoint;
 class MemoryRegion;
+class RemoteKey;
 class SharedPagesCache;
 }  // namespace transport
 
@@ -98,6 +100,26 @@ class Context {
   /// Collectives' send buffers shared with on-node receivers (made on first use; `firstUse`
   /// as ONESIDED_COLL_SHARE says, the same for every caller).
   transport::SharedPagesCache& sharedSends(bool firstUse);
+  /// A freed communicator's scratch region of exactly `bytes`, for a new one, or null; `state`
+  /// gets what keepScratch was told of its content. A fresh region costs a page fault per page
+  /// here and in every on-node peer that maps it, which was most of an MPI_Comm_dup (4.8 ms of
+  /// it at 2 ranks).
+  std::unique_ptr<transport::MemoryRegion> takeScratch(std::size_t bytes, std::uint64_t& state);
+  /// Keeps a freed communicator's scratch region (no peer writes into it any more) for
+  /// takeScratch, with the keeper's word on its content (`state`); beyond kScratchKept regions
+  /// the oldest goes.
+  void keepScratch(std::unique_ptr<transport::MemoryRegion> region, std::uint64_t state);
+  /// A peer's key unpacked before from the same packed bytes, with the peer's memory mapped
+  /// here, or null. The caller checks that it still maps what the bytes name now (a region the
+  /// peer freed and one it registered later may pack alike) and calls forgetPeerKey if not.
+  std::shared_ptr<transport::RemoteKey> peerKey(int worldRank, std::span<const std::byte> packed);
+  /// Keeps a key for peerKey (at most kPeerKeysKept; the least recently used goes).
+  void keepPeerKey(int worldRank, std::span<const std::byte> packed,
+                   std::shared_ptr<transport::RemoteKey> key);
+  void forgetPeerKey(int worldRank, std::span<const std::byte> packed);
+  /// Whether reading an on-node peer's memory with cross-memory attach pays off here (measured
+  /// once per process by the first collective channel that asks), or unset.
+  std::optional<bool>& attachPaysOff() noexcept { return attachPaysOff_; }
 
   // ---- for the runtime's own layers (windows, collectives, C API) ----
   transport::Transport& transport() { return *transport_; }
@@ -204,6 +226,22 @@ class Context {
   std::map<std::uintptr_t, Allocation> allocations_;  // by base
   std::uint64_t memoryFrees_ = 0;
   std::unique_ptr<transport::SharedPagesCache> sharedSends_;
+  static constexpr std::size_t kScratchKept = 8;
+  struct Scratch {
+    std::unique_ptr<transport::MemoryRegion> region;
+    std::uint64_t state;
+  };
+  std::vector<Scratch> scratch_;  // oldest first
+  struct PeerKey {
+    int worldRank;
+    std::vector<std::byte> packed;
+    std::shared_ptr<transport::RemoteKey> key;
+  };
+  static constexpr std::size_t kPeerKeysKept = 64;
+  std::vector<PeerKey> peerKeys_;  // least recently used first
+  std::optional<bool> attachPaysOff_;
+  /// Drops the kept scratch regions and peer keys (before the endpoints the keys live on).
+  void dropKept();
   bool finalized_ = false;
 };
 

@@ -102,13 +102,13 @@ int MPI_Comm_free(MPI_Comm* comm) {
           MPI_ERR_COMM, std::string(*comm == MPI_COMM_WORLD ? "MPI_COMM_WORLD" : "MPI_COMM_SELF") +
                             " cannot be freed");
     }
-    e.comm->free();
     // A window created over it still uses it (MPI-3.1 §6.4.3: freeing marks it for deallocation).
     auto& s = capi::state();
     bool used = false;
     for (auto& w : s.wins) {
       if (w && w->win && &w->win->comm() == e.comm) used = true;
     }
+    e.comm->free(!used);
     if (used) s.retiredComms.push_back(std::move(e.owned));
     e.owned.reset();
     e.comm = nullptr;

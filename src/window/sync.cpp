@@ -19,15 +19,6 @@ struct InfoHeader {
 
 }  // namespace
 
-SyncRegion::SyncRegion(Context& ctx, const std::vector<int>& worldRanks, int me)
-    : ctx_(ctx), ranks_(&worldRanks), me_(me) {
-  own_ = ctx_.transport().registerMemory(nullptr, kBytes, transport::Placement::kAllocate,
-                                         transport::Access::kRemoteWrite);
-  region_ = own_.get();
-  slots_ = static_cast<std::byte*>(own_->base());
-  std::memset(slots_, 0, kBytes);
-}
-
 SyncRegion::SyncRegion(Context& ctx, const std::vector<int>& worldRanks, int me,
                        const transport::MemoryRegion& host, std::size_t offset)
     : ctx_(ctx),
@@ -35,6 +26,14 @@ SyncRegion::SyncRegion(Context& ctx, const std::vector<int>& worldRanks, int me,
       me_(me),
       region_(&host),
       slots_(static_cast<std::byte*>(host.base()) + offset) {}
+
+SyncRegion::SyncRegion(Context& ctx, const std::vector<int>& worldRanks, int me, std::byte* slots,
+                       std::function<Target(int member)> resolve)
+    : ctx_(ctx), ranks_(&worldRanks), me_(me), slots_(slots), resolve_(std::move(resolve)) {
+  std::size_t rounds = 0;  // one partner per dissemination round
+  while ((std::size_t{1} << rounds) < ranks_->size()) ++rounds;
+  peers_.resize(rounds);
+}
 
 SyncRegion::~SyncRegion() {
   // The last barrier's puts to peers reached through the transport may still be in flight (a
@@ -99,15 +98,21 @@ void SyncRegion::connectLazily(std::function<std::vector<std::byte>(int)> info) 
 }
 
 SyncRegion::Peer& SyncRegion::partner(int round, int member) {
-  Peer& p = peers_[static_cast<std::size_t>(lazyInfo_ ? round : member)];
+  Peer& p = peers_[static_cast<std::size_t>(lazyInfo_ || resolve_ ? round : member)];
   if (!p.resolved) {
     p.member = member;
     if (lazyInfo_ && member != me_) parseRegionInfo(lazyInfo_(member), p.base, p.packedKey);
     if (member == me_) {
       p.direct = slot(0);
+    } else if (resolve_) {
+      const Target t = resolve_(member);
+      p.key = t.key;
+      p.base = t.addr;
+      p.direct = t.direct;
     } else {
       auto& ep = ctx_.endpoint((*ranks_)[static_cast<std::size_t>(member)]);
-      p.key = ep.unpackRkey(p.packedKey);
+      p.own = ep.unpackRkey(p.packedKey);
+      p.key = p.own.get();
       std::vector<std::byte>().swap(p.packedKey);  // the key is all that is used from here
       p.direct = static_cast<std::uint64_t*>(p.key->directPointer(p.base));
     }

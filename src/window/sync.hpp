@@ -34,16 +34,26 @@ class SyncRegion {
   static constexpr int kRounds = 32;  // enough for 2^32 ranks
   static constexpr std::size_t kSlotStride = 64;
 
-  /// Registers this rank's slots (transport-allocated, so on-node peers store into them
-  /// directly). `worldRanks[i]` is the world rank of member i (the communicator's list, which
-  /// must outlive this region); `me` is this rank's index.
-  SyncRegion(Context& ctx, const std::vector<int>& worldRanks, int me);
-  /// The same with the slots in `host` at `offset` (kBytes there, zeroed, 8-byte aligned), a
-  /// region the caller registered for remote writes and keeps until this one is gone: a window
-  /// puts them next to its control words, one registration (and one shared-memory segment)
-  /// instead of two.
+  /// This rank's slots in `host` at `offset` (kBytes there, zeroed, 8-byte aligned), a region
+  /// the caller registered for remote writes and keeps until this one is gone: a window puts
+  /// them next to its control words, one registration (and one shared-memory segment) instead
+  /// of two. The members' slots are learnt through localInfo() / connect().
   SyncRegion(Context& ctx, const std::vector<int>& worldRanks, int me,
              const transport::MemoryRegion& host, std::size_t offset);
+  /// Where a member's slots are, as a host that reaches the member already sees them: its key
+  /// (which the host keeps until this region is gone), their remote address, and their local
+  /// address when they are on the load / store path (else null).
+  struct Target {
+    const transport::RemoteKey* key = nullptr;
+    std::uint64_t addr = 0;
+    std::uint64_t* direct = nullptr;
+  };
+  /// This rank's slots at `slots` (kBytes, zeroed, 8-byte aligned) in a region that hosts every
+  /// member's slots at the same offset, and `resolve` tells where a member's are: a
+  /// communicator's lie in its collective channel's region, which the channel maps once for
+  /// both (and keeps from one communicator to the next). No localInfo / connect.
+  SyncRegion(Context& ctx, const std::vector<int>& worldRanks, int me, std::byte* slots,
+             std::function<Target(int member)> resolve);
   static constexpr std::size_t kBytes = static_cast<std::size_t>(kRounds) * kSlotStride;
   ~SyncRegion();
   SyncRegion(const SyncRegion&) = delete;
@@ -69,7 +79,8 @@ class SyncRegion {
     int member = -1;  // set when resolved
     std::uint64_t base = 0;
     std::vector<std::byte> packedKey;
-    std::unique_ptr<transport::RemoteKey> key;
+    std::unique_ptr<transport::RemoteKey> own;  // unpacked here (connect / connectLazily)
+    const transport::RemoteKey* key = nullptr;  // own, or the host's (resolve_)
     std::uint64_t* direct = nullptr;
     bool resolved = false;
   };
@@ -81,10 +92,10 @@ class SyncRegion {
   Context& ctx_;
   const std::vector<int>* ranks_;
   int me_;
-  std::unique_ptr<transport::MemoryRegion> own_;  // the first constructor's registration
-  const transport::MemoryRegion* region_;         // own_ or the host
+  const transport::MemoryRegion* region_ = nullptr;  // the host (null with resolve_)
   std::byte* slots_;
   std::function<std::vector<std::byte>(int)> lazyInfo_;  // connectLazily()
+  std::function<Target(int)> resolve_;
   std::vector<Peer> peers_;
   std::uint64_t epoch_ = 0;
   // Source values of the flag puts of the two latest epochs (by parity): a transport put may
