@@ -388,13 +388,12 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
   // they read both through the mapping and through the pid (the same value: the same process).
   // The nonce travels in the info too: a peer's mapping kept from an earlier channel shows it
   // only if it maps this region (not one freed since that packed to the same key).
-  static std::atomic<std::uint64_t> made{0};
+  // (A region is reused microseconds apart at the earliest: the clock's nanoseconds differ.)
   auto* id = reinterpret_cast<std::uint64_t*>(local_);
   id[kPidWord] = static_cast<std::uint64_t>(getpid());
   id[kNonceWord] =
-      ((static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
-        reinterpret_cast<std::uintptr_t>(local_)) +
-       (made.fetch_add(1, std::memory_order_relaxed) << 1U)) |
+      (static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+       reinterpret_cast<std::uintptr_t>(local_)) |
       1;
   zcopyShared_ = kZeroCopySharedDefault;
   if (const char* a = std::getenv("ONESIDED_COLL_SHARE"); a != nullptr && *a != '\0') {
