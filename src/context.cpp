@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -80,7 +81,7 @@ std::vector<std::byte> secondPart(const std::vector<std::byte>& blob) {
 }  // namespace
 
 Context::Context(std::unique_ptr<bootstrap::Bootstrap> boot, const Options& options)
-    : boot_(std::move(boot)), cancel_(options.cancel) {
+    : boot_(std::move(boot)), cancel_(options.cancel), pid_(getpid()) {
   log::init();
   if (const char* w = std::getenv("ONESIDED_WAIT"); w != nullptr && *w != '\0') {
     const std::string_view v(w);
@@ -279,6 +280,11 @@ void Context::forgetPeerKey(int worldRank, std::span<const std::byte> packed) {
   std::erase_if(peerKeys_, [&](const PeerKey& k) {
     return k.worldRank == worldRank && std::ranges::equal(k.packed, packed);
   });
+}
+
+std::int64_t& Context::reachablePid(int worldRank) {
+  if (reachablePids_.empty()) reachablePids_.assign(static_cast<std::size_t>(size_), 0);
+  return reachablePids_.at(static_cast<std::size_t>(worldRank));
 }
 
 void Context::dropKept() {

@@ -117,6 +117,12 @@ class Context {
   void keepPeerKey(int worldRank, std::span<const std::byte> packed,
                    std::shared_ptr<transport::RemoteKey> key);
   void forgetPeerKey(int worldRank, std::span<const std::byte> packed);
+  /// This process's pid, read once (a system call costs about a microsecond in these VMs).
+  [[nodiscard]] std::int64_t pid() const noexcept { return pid_; }
+  /// The pid a world rank's collective channel named, once this process has read the peer's
+  /// memory through it (cross-memory attach works between the two), or 0: a later channel to
+  /// the same rank naming the same pid needs no check.
+  std::int64_t& reachablePid(int worldRank);
   /// Whether reading an on-node peer's memory with cross-memory attach pays off here (measured
   /// once per process by the first collective channel that asks), or unset.
   std::optional<bool>& attachPaysOff() noexcept { return attachPaysOff_; }
@@ -240,6 +246,8 @@ class Context {
   static constexpr std::size_t kPeerKeysKept = 64;
   std::vector<PeerKey> peerKeys_;  // least recently used first
   std::optional<bool> attachPaysOff_;
+  std::int64_t pid_ = 0;
+  std::vector<std::int64_t> reachablePids_;  // by world rank, reachablePid()
   /// Drops the kept scratch regions and peer keys (before the endpoints the keys live on).
   void dropKept();
   bool finalized_ = false;
