@@ -231,6 +231,28 @@ int main(int argc, char** argv) {
     MT_CHECK(MPI_Win_free(&win));
   }
   MT_EXPECT(dup == MPI_COMM_NULL, "freed handle set to MPI_COMM_NULL");
+  /* Communicators made and freed in a loop reuse the freed ones' scratch regions and the peers'
+   * mappings of them: each must still give the right answers, with the previous one's last
+   * collective of another kind and size. */
+  for (int i = 0; i < 20; ++i) {
+    MPI_Comm c;
+    MT_CHECK(i % 2 == 0 ? MPI_Comm_dup(MPI_COMM_WORLD, &c)
+                        : MPI_Comm_split(MPI_COMM_WORLD, 0, p - me, &c));
+    int cr = -1;
+    MT_CHECK(MPI_Comm_rank(c, &cr));
+    MT_EXPECT(cr == (i % 2 == 0 ? me : p - 1 - me), "round %d: rank %d in the new one", i, cr);
+    int sum = 0;
+    const int mine = cr + i;
+    MT_CHECK(MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, c));
+    MT_EXPECT(sum == p * (p - 1) / 2 + p * i, "round %d: allreduce %d", i, sum);
+    long block[64];
+    for (int k = 0; k < 64; ++k) block[k] = cr == i % p ? i * 1000L + k : -1;
+    MT_CHECK(MPI_Bcast(block, 8 + 8 * (i % 8), MPI_LONG, i % p, c));
+    for (int k = 0; k < 8 + 8 * (i % 8); ++k) {
+      MT_EXPECT(block[k] == i * 1000L + k, "round %d: bcast [%d] = %ld", i, k, block[k]);
+    }
+    MT_CHECK(MPI_Comm_free(&c));
+  }
   MPI_Group* all[] = {&world, &evens, &odds, &u, &x, &dgrp, &rev, &empty_check};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) MT_CHECK(MPI_Group_free(all[i]));
   free(order);
