@@ -30,9 +30,7 @@ SyncRegion::SyncRegion(Context& ctx, const std::vector<int>& worldRanks, int me,
 SyncRegion::SyncRegion(Context& ctx, const std::vector<int>& worldRanks, int me, std::byte* slots,
                        std::function<Target(int member)> resolve)
     : ctx_(ctx), ranks_(&worldRanks), me_(me), slots_(slots), resolve_(std::move(resolve)) {
-  std::size_t rounds = 0;  // one partner per dissemination round
-  while ((std::size_t{1} << rounds) < ranks_->size()) ++rounds;
-  peers_.resize(rounds);
+  peersByRound();
 }
 
 SyncRegion::~SyncRegion() {
@@ -80,8 +78,6 @@ void parseRegionInfo(const std::vector<std::byte>& in, std::uint64_t& base,
 
 std::vector<std::byte> SyncRegion::localInfo() const { return regionInfo(*region_, slots_); }
 
-std::size_t SyncRegion::infoSize(const std::byte* in) { return regionInfoSize(in); }
-
 void SyncRegion::connect(const std::vector<std::vector<std::byte>>& infos) {
   peers_.resize(infos.size());
   for (std::size_t i = 0; i < infos.size(); ++i) {
@@ -90,11 +86,14 @@ void SyncRegion::connect(const std::vector<std::vector<std::byte>>& infos) {
 }
 
 void SyncRegion::connectLazily(std::function<std::vector<std::byte>(int)> info) {
-  // One partner per dissemination round: ceil(log2 p) of them.
+  peersByRound();
+  lazyInfo_ = std::move(info);
+}
+
+void SyncRegion::peersByRound() {
   std::size_t rounds = 0;
   while ((std::size_t{1} << rounds) < ranks_->size()) ++rounds;
   peers_.resize(rounds);
-  lazyInfo_ = std::move(info);
 }
 
 SyncRegion::Peer& SyncRegion::partner(int round, int member) {

@@ -67,9 +67,6 @@ class SyncRegion {
   /// Like connect(), for members whose infos are fetched on first use (a member's, once): this
   /// rank then holds state for its ceil(log2 p) barrier partners only.
   void connectLazily(std::function<std::vector<std::byte>(int)> info);
-  /// Parses a localInfo blob off the front of `in` and returns the remaining bytes; used by
-  /// creators that pack several things into one allgather.
-  static std::size_t infoSize(const std::byte* in);
 
   /// One dissemination barrier (a new epoch).
   void barrier();
@@ -87,6 +84,8 @@ class SyncRegion {
   /// The member this rank writes to in dissemination round `round`, resolved (peers_ holds
   /// every member after connect(), the partners by round after connectLazily()).
   Peer& partner(int round, int member);
+  /// Sizes peers_ for one partner per dissemination round: ceil(log2 p) of them.
+  void peersByRound();
   std::uint64_t* slot(int round) const;
 
   Context& ctx_;
