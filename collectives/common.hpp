@@ -200,6 +200,10 @@ class TypedBuffer {
  public:
   TypedBuffer(const Datatype& t, std::size_t count) { allocate(t, count); }
   TypedBuffer(Channel& ch, std::size_t slot, const Datatype& t, std::size_t count) {
+    if (count == 0) {
+      base_ = this;  // nothing is read or written there; a real address for memcpy of 0 bytes
+      return;
+    }
     if (t.contiguous()) {
       base_ = ch.buffer(slot, bytesOf(count, t));
     } else {

@@ -95,8 +95,12 @@ void scanImpl(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatyp
   // this one combined so far (exclusive scan), in the receive buffer unless in place (where it
   // holds the input, sent in later rounds).
   const void* cur = input;
-  TypedBuffer partial(ch, 0, t, n);
-  TypedBuffer got(ch, 1, t, me > 0 ? n : 0);
+  // Only the buffers a rank's rounds use are taken (at 2 ranks, none): partial holds a fold that
+  // goes on to a later round, got what arrives after the exclusive scan's first vector.
+  const bool folds = exclusive ? me >= 1 && me + 2 < p : me >= 2;
+  const bool getsMore = exclusive ? me >= 2 : me >= 1;
+  TypedBuffer partial(ch, 0, t, folds ? n : 0);
+  TypedBuffer got(ch, 1, t, getsMore ? n : 0);
   TypedBuffer excl(ch, 2, t, exclusive && inplace && me > 0 ? n : 0);
   void* const exclAt = inplace ? excl.base() : rbuf;
   bool haveExcl = false;
