@@ -371,7 +371,7 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
   // A freed communicator's region when there is one of this size: its pages are mapped here
   // and in the peers that used it, which keep their mappings (Context::peerKey).
   std::uint64_t state = 0;
-  region_ = ctx_.takeScratch(regionBytes_, state);
+  region_ = ctx_.takeScratch(Context::ScratchUse::kChannel, regionBytes_, state);
   regionReused_ = region_ != nullptr;
   if (!region_) {
     region_ = ctx_.transport().registerMemory(
@@ -450,7 +450,7 @@ Channel::~Channel() {
     }
   }
   peers_.clear();  // keys belong to endpoints and go before the region
-  if (reusable_) ctx_.keepScratch(std::move(region_), state);
+  if (reusable_) ctx_.keepScratch(Context::ScratchUse::kChannel, std::move(region_), state);
 }
 
 std::size_t Channel::directPeers() const noexcept {

@@ -239,10 +239,10 @@ transport::SharedPagesCache& Context::sharedSends(bool firstUse) {
   return *sharedSends_;
 }
 
-std::unique_ptr<transport::MemoryRegion> Context::takeScratch(std::size_t bytes,
+std::unique_ptr<transport::MemoryRegion> Context::takeScratch(ScratchUse use, std::size_t bytes,
                                                               std::uint64_t& state) {
   for (auto it = scratch_.rbegin(); it != scratch_.rend(); ++it) {
-    if (it->region->length() == bytes) {
+    if (it->use == use && it->region->length() == bytes) {
       auto r = std::move(it->region);
       state = it->state;
       scratch_.erase(std::next(it).base());
@@ -252,9 +252,13 @@ std::unique_ptr<transport::MemoryRegion> Context::takeScratch(std::size_t bytes,
   return nullptr;
 }
 
-void Context::keepScratch(std::unique_ptr<transport::MemoryRegion> region, std::uint64_t state) {
-  if (scratch_.size() == kScratchKept) scratch_.erase(scratch_.begin());
-  scratch_.push_back({std::move(region), state});
+void Context::keepScratch(ScratchUse use, std::unique_ptr<transport::MemoryRegion> region,
+                          std::uint64_t state) {
+  const auto same = [&](const Scratch& s) { return s.use == use; };
+  if (static_cast<std::size_t>(std::ranges::count_if(scratch_, same)) == kScratchKept) {
+    scratch_.erase(std::ranges::find_if(scratch_, same));
+  }
+  scratch_.push_back({use, std::move(region), state});
 }
 
 std::shared_ptr<transport::RemoteKey> Context::peerKey(int worldRank,

@@ -100,15 +100,19 @@ class Context {
   /// Collectives' send buffers shared with on-node receivers (made on first use; `firstUse`
   /// as ONESIDED_COLL_SHARE says, the same for every caller).
   transport::SharedPagesCache& sharedSends(bool firstUse);
-  /// A freed communicator's scratch region of exactly `bytes`, for a new one, or null; `state`
-  /// gets what keepScratch was told of its content. A fresh region costs a page fault per page
-  /// here and in every on-node peer that maps it, which was most of an MPI_Comm_dup (4.8 ms of
-  /// it at 2 ranks).
-  std::unique_ptr<transport::MemoryRegion> takeScratch(std::size_t bytes, std::uint64_t& state);
-  /// Keeps a freed communicator's scratch region (no peer writes into it any more) for
-  /// takeScratch, with the keeper's word on its content (`state`); beyond kScratchKept regions
-  /// the oldest goes.
-  void keepScratch(std::unique_ptr<transport::MemoryRegion> region, std::uint64_t state);
+  /// What a kept region served (regions of one use are registered alike and interchangeable).
+  enum class ScratchUse { kChannel, kWindowControl };
+  /// A freed communicator's scratch region (or window's control region) of exactly `bytes`, for
+  /// a new one, or null; `state` gets what keepScratch was told of its content. A fresh region
+  /// costs a page fault per page here and in every on-node peer that maps it, which was most of
+  /// an MPI_Comm_dup (4.8 ms of it at 2 ranks) and a third of an MPI_Win_create.
+  std::unique_ptr<transport::MemoryRegion> takeScratch(ScratchUse use, std::size_t bytes,
+                                                       std::uint64_t& state);
+  /// Keeps a freed communicator's scratch region or window's control region (no peer writes
+  /// into it any more) for takeScratch, with the keeper's word on its content (`state`); beyond
+  /// kScratchKept regions of a use the oldest of them goes.
+  void keepScratch(ScratchUse use, std::unique_ptr<transport::MemoryRegion> region,
+                   std::uint64_t state);
   /// A peer's key unpacked before from the same packed bytes, with the peer's memory mapped
   /// here, or null. The caller checks that it still maps what the bytes name now (a region the
   /// peer freed and one it registered later may pack alike) and calls forgetPeerKey if not.
@@ -234,6 +238,7 @@ class Context {
   std::unique_ptr<transport::SharedPagesCache> sharedSends_;
   static constexpr std::size_t kScratchKept = 8;
   struct Scratch {
+    ScratchUse use;
     std::unique_ptr<transport::MemoryRegion> region;
     std::uint64_t state;
   };

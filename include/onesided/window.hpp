@@ -196,6 +196,9 @@ class Window {
   /// Whether every rank reaches this window's memory and control words by loads, stores and CPU
   /// atomics (one node, no NIC atomics in use), so that atomics and locks never leave the CPU.
   [[nodiscard]] bool cpuAtomics() const noexcept { return cpuAtomics_; }
+  /// Whether this window's control region (a create or dynamic window's lock words, notices,
+  /// inbox and sync slots) is one a freed window of this context left (Context::takeScratch).
+  [[nodiscard]] bool controlReused() const noexcept { return controlReused_; }
   /// Whether the window took the local message mode (amInts_; agreed at creation).
   [[nodiscard]] bool localMessages() const noexcept { return amInts_; }
   /// Whether this window's descriptors are on its communicator's board (read on first use)
@@ -768,6 +771,7 @@ class Window {
   // after the memory of an allocate window, in region_.
   std::unique_ptr<transport::MemoryRegion> control_;
   std::byte* ctlMem_ = nullptr;
+  bool controlReused_ = false;
   std::size_t ctlLen_ = 0;
   TargetTable targets_;
   std::unique_ptr<transport::MemoryRegion> bounce_;  // registered, for packed transfers

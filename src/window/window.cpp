@@ -186,6 +186,8 @@ Window::~Window() {
   targets_.clear();
   dyn_.reset();
   sync_.reset();
+  // Not kept for a later window (free() keeps it): without free()'s barriers a peer may still
+  // write into it.
   control_.reset();
   region_.reset();
   segment_.reset();
@@ -321,9 +323,17 @@ void Window::setUp(void* base, std::size_t size, int failClass, const std::strin
     const transport::MemoryRegion* host = region_.get();
     std::size_t at = controlOffset(size);
     if (flavor_ != Flavor::kAllocate) {
-      control_ = comm_.context().transport().registerMemory(nullptr, controlBytes(inbox),
-                                                            transport::Placement::kAllocate,
-                                                            transport::Access::kRemoteAll);
+      // A freed window's control region when there is one of this size (its pages faulted in
+      // already: 34 page faults and a registration were a third of a 4 KiB MPI_Win_create).
+      std::uint64_t unused = 0;
+      control_ = comm_.context().takeScratch(Context::ScratchUse::kWindowControl,
+                                             controlBytes(inbox), unused);
+      controlReused_ = control_ != nullptr;
+      if (!control_) {
+        control_ = comm_.context().transport().registerMemory(nullptr, controlBytes(inbox),
+                                                              transport::Placement::kAllocate,
+                                                              transport::Access::kRemoteAll);
+      }
       host = control_.get();
       at = 0;
     }
@@ -1159,7 +1169,10 @@ void Window::free() {
   targets_.clear();
   dyn_.reset();
   sync_.reset();
-  control_.reset();
+  // Nobody reads or writes the control region after the barriers above: a later window takes it.
+  if (control_) {
+    comm_.context().keepScratch(Context::ScratchUse::kWindowControl, std::move(control_), 0);
+  }
   region_.reset();
   segment_.reset();
   bounce_.reset();

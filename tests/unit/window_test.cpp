@@ -127,6 +127,69 @@ INSTANTIATE_TEST_SUITE_P(All, Epochs,
                                   std::to_string(std::get<1>(p.param)) + "ranks";
                          });
 
+class Reuse : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
+
+// A freed create window's control region goes to the next create window of the context: its
+// lock words, accumulate lock, inbox and sync slots start from zero again, so that locks,
+// fetch-and-op, accumulate and fence on the new window give the serial answers. A window that is
+// destroyed without MPI_Win_free (as after a failure) leaves nothing for a later one: a peer may
+// still write into its control region.
+TEST_P(Reuse, FreedControlRegionsAreReused) {
+  auto [transport, n] = GetParam();
+  if (!transportAvailable(transport)) GTEST_SKIP() << transport << " not built";
+  spawn(n, transport, [&, n = n](Context& ctx) {
+    const Datatype& i64 = datatypeOf<std::int64_t>();
+    const std::int64_t one = 1;
+    const std::int64_t me = ctx.rank() + 1;
+    for (int round = 0; round < 4; ++round) {
+      std::vector<std::int64_t> mem(3, 0);
+      auto win = Window::create(ctx.world(), mem.data(),
+                                static_cast<std::int64_t>(mem.size() * sizeof(std::int64_t)),
+                                sizeof(std::int64_t));
+      EXPECT_EQ(win->controlReused(), round > 0) << "round " << round;
+      ctx.world().barrier();
+      for (int k = 0; k < n; ++k) {
+        const int t = (ctx.rank() + k) % n;
+        std::int64_t old = -1;
+        win->lock(LockType::kExclusive, t);
+        win->fetchAndOp(&one, &old, i64, t, 0, Op::kSum);
+        win->unlock(t);
+        EXPECT_GE(old, 0);
+        EXPECT_LT(old, n);
+        win->lock(LockType::kShared, t);
+        win->accumulate(&me, 1, i64, t, 1, 1, i64, Op::kSum);
+        win->unlock(t);
+      }
+      win->fence();
+      const std::int64_t v = 1000 * round + ctx.rank();
+      win->put(std::span<const std::int64_t>(&v, 1), (ctx.rank() + 1) % n, 2);
+      win->fence();
+      EXPECT_EQ(mem[0], n) << "round " << round;
+      EXPECT_EQ(mem[1], static_cast<std::int64_t>(n) * (n + 1) / 2) << "round " << round;
+      EXPECT_EQ(mem[2], 1000 * round + (ctx.rank() + n - 1) % n) << "round " << round;
+      win->free();
+    }
+    std::vector<std::int64_t> mem(3, 0);
+    const auto bytes = static_cast<std::int64_t>(mem.size() * sizeof(std::int64_t));
+    {
+      auto gone = Window::create(ctx.world(), mem.data(), bytes, sizeof(std::int64_t));
+      EXPECT_TRUE(gone->controlReused());
+      ctx.world().barrier();  // every rank has taken its kept region before any destroys one
+    }
+    auto win = Window::create(ctx.world(), mem.data(), bytes, sizeof(std::int64_t));
+    EXPECT_FALSE(win->controlReused());
+    win->free();
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Reuse,
+                         ::testing::Combine(::testing::ValuesIn(transports()),
+                                            ::testing::Values(1, 2, 3, 4)),
+                         [](const auto& p) {
+                           return std::get<0>(p.param) + "_" +
+                                  std::to_string(std::get<1>(p.param)) + "ranks";
+                         });
+
 class Checks : public ::testing::TestWithParam<std::string> {};
 
 // Every bad argument fails at the origin with its class and leaves the target untouched.
