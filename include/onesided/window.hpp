@@ -199,6 +199,9 @@ class Window {
   /// Whether this window's control region (a create or dynamic window's lock words, notices,
   /// inbox and sync slots) is one a freed window of this context left (Context::takeScratch).
   [[nodiscard]] bool controlReused() const noexcept { return controlReused_; }
+  /// How many targets' control regions this rank reaches through a mapping kept from an earlier
+  /// window (Context::peerKey), not a new one.
+  [[nodiscard]] int controlKeysReused() const noexcept { return ctlKeysReused_; }
   /// Whether the window took the local message mode (amInts_; agreed at creation).
   [[nodiscard]] bool localMessages() const noexcept { return amInts_; }
   /// Whether this window's descriptors are on its communicator's board (read on first use)
@@ -336,8 +339,12 @@ class Window {
     std::byte* whole = nullptr;
     // The target's control words (lock word, lock_all counter at rank 0, accumulate lock).
     std::uint64_t ctlBase = 0;
+    std::uint64_t ctlNonce = 0;  // the kNonceWord the target wrote (its descriptor's copy)
+    std::uint64_t syncAddr = 0;  // the target's fence slots (SyncRegion), in its control region
     std::vector<std::byte> ctlPackedKey;
-    std::unique_ptr<transport::RemoteKey> ctlKey;
+    // Shared with the context's kept peer keys (Context::peerKey) when on the load / store path.
+    std::shared_ptr<transport::RemoteKey> ctlKey;
+    int member = -1;  // this target's rank in the window's group (set with `described`)
     // The control words' local address, where loads and stores reach them (cpuReach /
     // ctlReach); used for atomics with cpuAtomics_ or amInts_.
     std::byte* ctlDirect = nullptr;
@@ -435,6 +442,10 @@ class Window {
   static constexpr int kPostWord = 3;     // MPI_Win_post notices this rank has received
   static constexpr int kCompleteWord = 4;  // MPI_Win_complete notices this rank has received
   static constexpr int kAmTicketWord = 5;  // tickets for slots of this rank's inbox
+  // A number new with each window (its descriptor carries it too): a peer's mapping of this
+  // control region kept from an earlier window (Context::peerKey) shows it only if it maps the
+  // same region, not one freed since that packed to the same key.
+  static constexpr int kNonceWord = 7;
   static constexpr std::size_t kControlBytes = 64;
 
   Window(Comm& comm, Flavor flavor, int dispUnit);
@@ -531,10 +542,9 @@ class Window {
   /// (same_disp_unit), -1 for none, sees sizes (disp_units) from min to max that differ.
   static void checkPromises(std::int64_t sizeRank, std::int64_t minSize, std::int64_t maxSize,
                             std::int64_t dispRank, std::int64_t minDisp, std::int64_t maxDisp);
-  /// Fills t from a descriptor (the window, control and sync regions), the sync region's part
-  /// into syncInfo.
-  static void parseDescriptor(std::span<const std::byte> blob, Target& t,
-                              std::vector<std::byte>* syncInfo);
+  /// Fills t, member `member`'s target, from its descriptor (the window, control and sync
+  /// regions).
+  static void parseDescriptor(std::span<const std::byte> blob, Target& t, int member);
   /// `member`'s descriptor, read from its board slot (checked against this window's number).
   std::vector<std::byte> readDescriptor(int member);
   /// `target` with its descriptor read (once).
@@ -771,7 +781,9 @@ class Window {
   // after the memory of an allocate window, in region_.
   std::unique_ptr<transport::MemoryRegion> control_;
   std::byte* ctlMem_ = nullptr;
+  std::uint64_t ctlNonce_ = 0;  // as written in the kNonceWord
   bool controlReused_ = false;
+  int ctlKeysReused_ = 0;
   std::size_t ctlLen_ = 0;
   TargetTable targets_;
   std::unique_ptr<transport::MemoryRegion> bounce_;  // registered, for packed transfers

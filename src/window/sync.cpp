@@ -19,18 +19,12 @@ struct InfoHeader {
 
 }  // namespace
 
-SyncRegion::SyncRegion(Context& ctx, const std::vector<int>& worldRanks, int me,
-                       const transport::MemoryRegion& host, std::size_t offset)
-    : ctx_(ctx),
-      ranks_(&worldRanks),
-      me_(me),
-      region_(&host),
-      slots_(static_cast<std::byte*>(host.base()) + offset) {}
-
 SyncRegion::SyncRegion(Context& ctx, const std::vector<int>& worldRanks, int me, std::byte* slots,
                        std::function<Target(int member)> resolve)
     : ctx_(ctx), ranks_(&worldRanks), me_(me), slots_(slots), resolve_(std::move(resolve)) {
-  peersByRound();
+  std::size_t rounds = 0;
+  while ((std::size_t{1} << rounds) < ranks_->size()) ++rounds;
+  peers_.resize(rounds);
 }
 
 SyncRegion::~SyncRegion() {
@@ -48,8 +42,6 @@ SyncRegion::~SyncRegion() {
       log::core().warn("completing the last barrier's put to rank {}: {}", world, e.what());
     }
   }
-  // Keys belong to endpoints and go first; the region (and its memory) last.
-  peers_.clear();
 }
 
 std::vector<std::byte> regionInfo(const transport::MemoryRegion& r, const void* at) {
@@ -76,44 +68,17 @@ void parseRegionInfo(const std::vector<std::byte>& in, std::uint64_t& base,
                    in.begin() + static_cast<std::ptrdiff_t>(sizeof h + h.keyLen));
 }
 
-std::vector<std::byte> SyncRegion::localInfo() const { return regionInfo(*region_, slots_); }
-
-void SyncRegion::connect(const std::vector<std::vector<std::byte>>& infos) {
-  peers_.resize(infos.size());
-  for (std::size_t i = 0; i < infos.size(); ++i) {
-    parseRegionInfo(infos[i], peers_[i].base, peers_[i].packedKey);
-  }
-}
-
-void SyncRegion::connectLazily(std::function<std::vector<std::byte>(int)> info) {
-  peersByRound();
-  lazyInfo_ = std::move(info);
-}
-
-void SyncRegion::peersByRound() {
-  std::size_t rounds = 0;
-  while ((std::size_t{1} << rounds) < ranks_->size()) ++rounds;
-  peers_.resize(rounds);
-}
-
 SyncRegion::Peer& SyncRegion::partner(int round, int member) {
-  Peer& p = peers_[static_cast<std::size_t>(lazyInfo_ || resolve_ ? round : member)];
+  Peer& p = peers_[static_cast<std::size_t>(round)];
   if (!p.resolved) {
     p.member = member;
-    if (lazyInfo_ && member != me_) parseRegionInfo(lazyInfo_(member), p.base, p.packedKey);
     if (member == me_) {
       p.direct = slot(0);
-    } else if (resolve_) {
+    } else {
       const Target t = resolve_(member);
       p.key = t.key;
       p.base = t.addr;
       p.direct = t.direct;
-    } else {
-      auto& ep = ctx_.endpoint((*ranks_)[static_cast<std::size_t>(member)]);
-      p.own = ep.unpackRkey(p.packedKey);
-      p.key = p.own.get();
-      std::vector<std::byte>().swap(p.packedKey);  // the key is all that is used from here
-      p.direct = static_cast<std::uint64_t*>(p.key->directPointer(p.base));
     }
     p.resolved = true;
     SPDLOG_LOGGER_DEBUG(&log::core(), "sync peer {} (world {}): {}", member,

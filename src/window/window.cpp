@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -182,10 +183,11 @@ void Window::TargetTable::clear() noexcept {
 Window::~Window() {
   detachInbox();
   releaseSlot();
-  // Keys belong to endpoints and are released first; then the sync region and our memory.
+  // The sync region first (its destructor completes the last barrier's puts, which use
+  // targets' control keys), then the keys (they belong to endpoints), then our memory.
+  sync_.reset();
   targets_.clear();
   dyn_.reset();
-  sync_.reset();
   // Not kept for a later window (free() keeps it): without free()'s barriers a peer may still
   // write into it.
   control_.reset();
@@ -261,6 +263,16 @@ std::unique_ptr<Window> Window::allocate(Comm& comm, std::int64_t size, int disp
 
 namespace {
 
+/// The control region's part of a descriptor, after the window's key: this, then the control
+/// region's key (none when it shares the window's registration: controlKey() takes the window's
+/// key then).
+struct ControlHeader {
+  std::uint64_t base;      // the control words
+  std::uint64_t keyLen;    // bytes of the key after this
+  std::uint64_t syncAddr;  // the fence slots
+  std::uint64_t nonce;     // as in the kNonceWord
+};
+
 /// A descriptor as it sits in a board slot: this header, then the blob.
 struct SlotHeader {
   std::uint64_t seq;       // the window's number on its communicator
@@ -279,8 +291,7 @@ std::uint64_t checksum(std::uint64_t seq, const std::byte* p, std::size_t n) {
 
 }  // namespace
 
-void Window::parseDescriptor(std::span<const std::byte> blob, Target& t,
-                             std::vector<std::byte>* syncInfo) {
+void Window::parseDescriptor(std::span<const std::byte> blob, Target& t, int member) {
   InfoHeader h{};
   std::memcpy(&h, blob.data(), sizeof h);
   const auto key = blob.subspan(sizeof h, h.keyLen);
@@ -289,20 +300,21 @@ void Window::parseDescriptor(std::span<const std::byte> blob, Target& t,
   t.dispUnit = static_cast<int>(h.dispUnit);
   t.packedKey.assign(key.begin(), key.end());
   const auto rest = blob.subspan(sizeof h + h.keyLen);
-  std::uint64_t ctl[2] = {};
-  std::memcpy(ctl, rest.data(), sizeof ctl);
-  const auto ctlKey = rest.subspan(sizeof ctl, ctl[1]);
-  t.ctlBase = ctl[0];
+  ControlHeader ctl{};
+  std::memcpy(&ctl, rest.data(), sizeof ctl);
+  const auto ctlKey = rest.subspan(sizeof ctl, ctl.keyLen);
+  t.ctlBase = ctl.base;
+  t.ctlNonce = ctl.nonce;
+  t.syncAddr = ctl.syncAddr;
   t.ctlPackedKey.assign(ctlKey.begin(), ctlKey.end());
-  if (syncInfo != nullptr) {
-    const auto sync = rest.subspan(sizeof ctl + ctl[1]);
-    syncInfo->assign(sync.begin(), sync.end());
-  }
+  t.member = member;
+  t.described = true;
 }
 
 void Window::setUp(void* base, std::size_t size, int failClass, const std::string& failure) {
   base_ = base;
   size_ = size;
+  std::byte* syncMem = nullptr;  // this rank's fence slots
   if (failClass == kSuccess) {
     // The same choice on every rank (Context::accumulateByMessage); with it, the control area
     // carries the inbox of accumulates by active message. The fence's sync slots come last in
@@ -340,8 +352,23 @@ void Window::setUp(void* base, std::size_t size, int failClass, const std::strin
     ctlMem_ = static_cast<std::byte*>(host->base()) + at;
     ctlLen_ = controlBytes(inbox);
     std::memset(ctlMem_, 0, ctlLen_);
-    sync_ = std::make_unique<detail::SyncRegion>(comm_.context(), comm_.worldRanks(), comm_.rank(),
-                                                 *host, at + syncAt);
+    // (A region is reused microseconds apart at the earliest: the clock's nanoseconds differ.)
+    ctlNonce_ =
+        (static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+         reinterpret_cast<std::uintptr_t>(ctlMem_)) |
+        1;
+    std::atomic_ref<std::uint64_t>(reinterpret_cast<std::uint64_t*>(ctlMem_)[kNonceWord])
+        .store(ctlNonce_, std::memory_order_release);
+    // A member's fence slots are in its control region, reached through the same key.
+    syncMem = ctlMem_ + syncAt;
+    sync_ = std::make_unique<detail::SyncRegion>(
+        comm_.context(), comm_.worldRanks(), comm_.rank(), syncMem, [this](int member) {
+          Target& t = describe(member);
+          transport::RemoteKey& key =
+              controlKey(t, comm_.context().endpoint(comm_.worldRank(member)));
+          return detail::SyncRegion::Target{
+              &key, t.syncAddr, static_cast<std::uint64_t*>(key.directPointer(t.syncAddr))};
+        });
   }
   // This rank's descriptor: the window (base, size, disp_unit, key), the control region and the
   // sync region, and whether this rank failed (then its message instead of the regions), so
@@ -350,15 +377,12 @@ void Window::setUp(void* base, std::size_t size, int failClass, const std::strin
   std::vector<std::byte> sync;
   if (failClass == kSuccess) {
     key = exposed_->packRkey();
-    // The control area travels in front of the sync region's info: base, key length, key (none
-    // when it shares the window's registration: controlKey() takes the window's key then).
     const auto ctlKey = control_ ? control_->packRkey() : std::vector<std::byte>{};
-    const std::uint64_t ctl[2] = {reinterpret_cast<std::uint64_t>(ctlMem_), ctlKey.size()};
+    const ControlHeader ctl{reinterpret_cast<std::uint64_t>(ctlMem_), ctlKey.size(),
+                            reinterpret_cast<std::uint64_t>(syncMem), ctlNonce_};
     sync.resize(sizeof ctl + ctlKey.size());
-    std::memcpy(sync.data(), ctl, sizeof ctl);
+    std::memcpy(sync.data(), &ctl, sizeof ctl);
     std::copy(ctlKey.begin(), ctlKey.end(), sync.begin() + sizeof ctl);
-    const auto syncInfo = sync_->localInfo();
-    sync.insert(sync.end(), syncInfo.begin(), syncInfo.end());
   } else {
     sync.assign(failure.size(), std::byte{});
     std::memcpy(sync.data(), failure.data(), failure.size());
@@ -443,15 +467,7 @@ bool Window::publish(const std::vector<std::byte>& blob, int failClass) {
   const auto p = static_cast<std::size_t>(comm_.size());
   targets_.resize(p);
   Target& own = targets_[static_cast<std::size_t>(comm_.rank())];
-  parseDescriptor(blob, own, nullptr);
-  own.described = true;
-  // The fence's dissemination barrier reads the sync region of its log2(p) partners only.
-  sync_->connectLazily([this](int member) {
-    std::vector<std::byte> info;
-    Target scratch;
-    parseDescriptor(readDescriptor(member), scratch, &info);
-    return info;
-  });
+  parseDescriptor(blob, own, comm_.rank());
   return true;
 }
 
@@ -474,8 +490,7 @@ std::vector<std::byte> Window::readDescriptor(int member) {
 
 void Window::describeSlow(int target) {
   Target& t = targets_[static_cast<std::size_t>(target)];
-  parseDescriptor(readDescriptor(target), t, nullptr);
-  t.described = true;
+  parseDescriptor(readDescriptor(target), t, target);
 }
 
 void Window::releaseSlot() noexcept {
@@ -507,7 +522,6 @@ void Window::gather(const std::vector<std::byte>& blob, int failClass, const std
   auto all = comm_.allgather(blob);
   const auto p = static_cast<std::size_t>(comm_.size());
   targets_.resize(p);
-  std::vector<std::vector<std::byte>> syncInfos(p);
   for (std::size_t i = 0; i < p; ++i) {
     InfoHeader t{};
     std::memcpy(&t, all[i].data(), sizeof t);
@@ -519,8 +533,7 @@ void Window::gather(const std::vector<std::byte>& blob, int failClass, const std
       throw Error(kErrOther, "rank " + std::to_string(i) + " failed: " + theirs);
     }
     if (failClass == kSuccess) {
-      parseDescriptor(all[i], targets_[i], &syncInfos[i]);
-      targets_[i].described = true;
+      parseDescriptor(all[i], targets_[i], static_cast<int>(i));
     }
   }
   if (failClass != kSuccess) throw Error(failClass, failure);
@@ -542,7 +555,6 @@ void Window::gather(const std::vector<std::byte>& blob, int failClass, const std
     maxDisp = std::max(maxDisp, t.dispUnit);
   }
   checkPromises(sizeRank, minSize, maxSize, dispRank, minDisp, maxDisp);
-  sync_->connect(syncInfos);
 }
 
 Window::Target& Window::resolve(int target) {
@@ -595,7 +607,29 @@ transport::RemoteKey& Window::controlKey(Target& t, transport::Endpoint& ep) {
     // No key of its own: the control area is in the window's registration (allocate). (The
     // self transport packs every key empty, and any of its keys does for any address.)
     if (t.ctlPackedKey.empty()) return dataKey(t, ep);
-    t.ctlKey = ep.unpackRkey(t.ctlPackedKey);
+    // A mapping of the target's control region kept from an earlier window of this context
+    // (the target's context reuses freed windows' control regions, Context::takeScratch): no
+    // new mapping (an attach here, a detach at MPI_Win_free) when it shows this window's nonce.
+    // Else the target freed that region since (the mapping keeps the dead memory alive): gone.
+    Context& ctx = comm_.context();
+    const int world = comm_.worldRank(t.member);
+    const auto nonceIn = [&](const transport::RemoteKey& key) {
+      auto* w = static_cast<std::uint64_t*>(key.directPointer(t.ctlBase + kNonceWord * 8));
+      return w != nullptr &&
+             std::atomic_ref<std::uint64_t>(*w).load(std::memory_order_acquire) == t.ctlNonce;
+    };
+    if (auto kept = ctx.peerKey(world, t.ctlPackedKey)) {
+      if (nonceIn(*kept)) {
+        t.ctlKey = std::move(kept);
+        ++ctlKeysReused_;
+      } else {
+        ctx.forgetPeerKey(world, t.ctlPackedKey);
+      }
+    }
+    if (!t.ctlKey) {
+      t.ctlKey = ep.unpackRkey(t.ctlPackedKey);
+      if (nonceIn(*t.ctlKey)) ctx.keepPeerKey(world, t.ctlPackedKey, t.ctlKey);
+    }
     std::vector<std::byte>().swap(t.ctlPackedKey);
   }
   return *t.ctlKey;
@@ -1166,9 +1200,11 @@ void Window::free() {
   freed_ = true;
   epoch_ = Epoch::kNone;
   allOpen_ = false;
+  // The sync region first: its destructor completes the last barrier's puts, which use
+  // targets' control keys.
+  sync_.reset();
   targets_.clear();
   dyn_.reset();
-  sync_.reset();
   // Nobody reads or writes the control region after the barriers above: a later window takes it.
   if (control_) {
     comm_.context().keepScratch(Context::ScratchUse::kWindowControl, std::move(control_), 0);

@@ -20,28 +20,44 @@ namespace {
 using Param = std::tuple<std::string, int>;
 class Board : public ::testing::TestWithParam<Param> {};
 
-// A window spanning nodes knows only its own descriptor after creation, and after a fence
-// epoch with a put to its right neighbour only that one more: what a rank holds grows with the
-// targets it reaches, not with the size of the communicator.
+/// The members `me` writes to in a fence's dissemination barrier (their fence slots are in their
+/// control regions, so a fence reads their descriptors), and `me` itself.
+std::vector<int> fenceKnown(int me, int p) {
+  std::vector<int> known{me};
+  for (int dist = 1; dist < p; dist <<= 1) known.push_back((me + dist) % p);
+  return known;
+}
+
+// A window spanning nodes knows only its own descriptor after creation, after a fence its
+// ceil(log2 p) barrier partners' too, and after an epoch with puts to every rank above it those
+// ranks' as well: what a rank holds grows with the targets it reaches and log2 p, not with the
+// size of the communicator.
 TEST_P(Board, DescriptorsAreReadOnFirstUse) {
   auto [transport, n] = GetParam();
   if (!transportAvailable(transport)) GTEST_SKIP() << transport << " not built";
   spawn(
       n, transport,
       [&, n = n](Context& ctx) {
-        auto win = Window::allocate(ctx.world(), 4 * sizeof(std::int64_t), sizeof(std::int64_t));
+        constexpr std::size_t kSlots = 8;  // one per origin rank
+        auto win = Window::allocate(ctx.world(), kSlots * sizeof(std::int64_t),
+                                    sizeof(std::int64_t));
         EXPECT_TRUE(win->onBoard());
         EXPECT_EQ(win->knownTargets(), 1U) << "descriptors read at creation";
         auto* mine = static_cast<std::int64_t*>(win->base());
-        std::memset(mine, 0, 4 * sizeof(std::int64_t));
+        std::memset(mine, 0, kSlots * sizeof(std::int64_t));
         win->fence();
-        EXPECT_EQ(win->knownTargets(), 1U) << "the fence read window descriptors";
-        const int right = (ctx.rank() + 1) % n;
+        std::vector<int> known = fenceKnown(ctx.rank(), n);
+        EXPECT_EQ(win->knownTargets(), known.size()) << "the fence's partners";
         const std::int64_t v = 100 + ctx.rank();
-        win->put(std::span<const std::int64_t>(&v, 1), right, 1);
+        for (int t = ctx.rank() + 1; t < n; ++t) {
+          win->put(std::span<const std::int64_t>(&v, 1), t, ctx.rank());
+          known.push_back(t);
+        }
         win->fence();
-        EXPECT_EQ(mine[1], 100 + (ctx.rank() + n - 1) % n);
-        EXPECT_EQ(win->knownTargets(), n == 1 ? 1U : 2U);
+        for (int r = 0; r < ctx.rank(); ++r) EXPECT_EQ(mine[r], 100 + r) << "from rank " << r;
+        std::sort(known.begin(), known.end());
+        known.erase(std::unique(known.begin(), known.end()), known.end());
+        EXPECT_EQ(win->knownTargets(), known.size());
         win->free();
       },
       1);
@@ -151,9 +167,13 @@ TEST_P(Board, CreateWindowsOfDifferentSizesOnASplit) {
         }
         win->fence();
         for (int r = 0; r < me; ++r) EXPECT_EQ(mem[static_cast<std::size_t>(r)], r);
-        // Itself and the ranks above it (the last one also by the refused put).
-        const int known = p - me;
-        EXPECT_EQ(win->knownTargets(), static_cast<std::size_t>(known));
+        // Itself, its fence partners and the ranks above it (the last one also by the refused
+        // put).
+        std::vector<int> known = fenceKnown(me, p);
+        for (int t = me + 1; t < p; ++t) known.push_back(t);
+        std::sort(known.begin(), known.end());
+        known.erase(std::unique(known.begin(), known.end()), known.end());
+        EXPECT_EQ(win->knownTargets(), known.size());
         win->free();
         half->free();
       },
