@@ -202,6 +202,8 @@ class Window {
   /// How many targets' control regions this rank reaches through a mapping kept from an earlier
   /// window (Context::peerKey), not a new one.
   [[nodiscard]] int controlKeysReused() const noexcept { return ctlKeysReused_; }
+  /// How many targets' control regions (with a key of their own) this rank has mapped.
+  [[nodiscard]] int mappedControls() const;
   /// Whether the window took the local message mode (amInts_; agreed at creation).
   [[nodiscard]] bool localMessages() const noexcept { return amInts_; }
   /// Whether this window's descriptors are on its communicator's board (read on first use)

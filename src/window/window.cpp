@@ -180,6 +180,14 @@ void Window::TargetTable::clear() noexcept {
   n_ = 0;
 }
 
+int Window::mappedControls() const {
+  int n = 0;
+  targets_.forEach([&](std::size_t, const Target& t) {
+    n += t.ctlKey && t.ctlKey->directPointer(t.ctlBase) != nullptr ? 1 : 0;
+  });
+  return n;
+}
+
 Window::~Window() {
   detachInbox();
   releaseSlot();
