@@ -39,8 +39,8 @@ TEST_P(Board, DescriptorsAreReadOnFirstUse) {
       n, transport,
       [&, n = n](Context& ctx) {
         constexpr std::size_t kSlots = 8;  // one per origin rank
-        auto win = Window::allocate(ctx.world(), kSlots * sizeof(std::int64_t),
-                                    sizeof(std::int64_t));
+        auto win =
+            Window::allocate(ctx.world(), kSlots * sizeof(std::int64_t), sizeof(std::int64_t));
         EXPECT_TRUE(win->onBoard());
         EXPECT_EQ(win->knownTargets(), 1U) << "descriptors read at creation";
         auto* mine = static_cast<std::int64_t*>(win->base());
@@ -78,21 +78,7 @@ TEST_P(Board, OnOneNodeAllocateWindowsMapTargetsOnFirstUse) {
     mine[0] = 0;
     mine[1] = 0;
     ctx.world().barrier();
-    const Datatype& i64 = datatypeOf<std::int64_t>();
-    const std::int64_t one = 1;
-    const std::int64_t me = ctx.rank() + 1;
-    for (int k = 0; k < n; ++k) {
-      const int t = (ctx.rank() + k) % n;  // staggered
-      std::int64_t old = -1;
-      win->lock(LockType::kExclusive, t);
-      win->fetchAndOp(&one, &old, i64, t, 0, Op::kSum);
-      win->unlock(t);
-      EXPECT_GE(old, 0);
-      EXPECT_LT(old, n);
-      win->lock(LockType::kShared, t);
-      win->accumulate(&me, 1, i64, t, 1, 1, i64, Op::kSum);
-      win->unlock(t);
-    }
+    lockAndCountAtEveryTarget(*win, ctx.rank(), n);
     ctx.world().barrier();
     EXPECT_EQ(mine[0], n);
     EXPECT_EQ(mine[1], static_cast<std::int64_t>(n) * (n + 1) / 2);

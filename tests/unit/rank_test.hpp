@@ -105,6 +105,27 @@ inline std::vector<std::string> transportsWithAm() {
 }
 
 /// A gtest parameter name for a transport parameter ('+' is not allowed there).
+/// Every rank, staggered, adds 1 to word 0 of every target of `win` (an int64 window) with
+/// MPI_Fetch_and_op under an exclusive lock, then its rank + 1 to word 1 with MPI_Accumulate
+/// under a shared lock: once all are done each target holds n and n (n + 1) / 2.
+inline void lockAndCountAtEveryTarget(Window& win, int rank, int n) {
+  const Datatype& i64 = datatypeOf<std::int64_t>();
+  const std::int64_t one = 1;
+  const std::int64_t me = rank + 1;
+  for (int k = 0; k < n; ++k) {
+    const int t = (rank + k) % n;  // staggered
+    std::int64_t old = -1;
+    win.lock(LockType::kExclusive, t);
+    win.fetchAndOp(&one, &old, i64, t, 0, Op::kSum);
+    win.unlock(t);
+    EXPECT_GE(old, 0);
+    EXPECT_LT(old, n);
+    win.lock(LockType::kShared, t);
+    win.accumulate(&me, 1, i64, t, 1, 1, i64, Op::kSum);
+    win.unlock(t);
+  }
+}
+
 inline std::string paramName(const std::string& transport) {
   std::string s = transport;
   std::replace(s.begin(), s.end(), '+', '_');

@@ -142,8 +142,6 @@ TEST_P(Reuse, FreedControlRegionsAreReused) {
   if (!transportAvailable(transport)) GTEST_SKIP() << transport << " not built";
   spawn(n, transport, [&, n = n](Context& ctx) {
     const Datatype& i64 = datatypeOf<std::int64_t>();
-    const std::int64_t one = 1;
-    const std::int64_t me = ctx.rank() + 1;
     for (int round = 0; round < 4; ++round) {
       std::vector<std::int64_t> mem(3, 0);
       auto win = Window::create(ctx.world(), mem.data(),
@@ -151,18 +149,7 @@ TEST_P(Reuse, FreedControlRegionsAreReused) {
                                 sizeof(std::int64_t));
       EXPECT_EQ(win->controlReused(), round > 0) << "round " << round;
       ctx.world().barrier();
-      for (int k = 0; k < n; ++k) {
-        const int t = (ctx.rank() + k) % n;
-        std::int64_t old = -1;
-        win->lock(LockType::kExclusive, t);
-        win->fetchAndOp(&one, &old, i64, t, 0, Op::kSum);
-        win->unlock(t);
-        EXPECT_GE(old, 0);
-        EXPECT_LT(old, n);
-        win->lock(LockType::kShared, t);
-        win->accumulate(&me, 1, i64, t, 1, 1, i64, Op::kSum);
-        win->unlock(t);
-      }
+      lockAndCountAtEveryTarget(*win, ctx.rank(), n);
       win->fence();
       const std::int64_t v = 1000 * round + ctx.rank();
       win->put(std::span<const std::int64_t>(&v, 1), (ctx.rank() + 1) % n, 2);
