@@ -622,7 +622,8 @@ transport::RemoteKey& Window::controlKey(Target& t, transport::Endpoint& ep) {
     Context& ctx = comm_.context();
     const int world = comm_.worldRank(t.member);
     const auto nonceIn = [&](const transport::RemoteKey& key) {
-      auto* w = static_cast<std::uint64_t*>(key.directPointer(t.ctlBase + kNonceWord * 8));
+      auto* w =
+          static_cast<std::uint64_t*>(key.directPointer(t.ctlBase + std::uint64_t{kNonceWord} * 8));
       return w != nullptr &&
              std::atomic_ref<std::uint64_t>(*w).load(std::memory_order_acquire) == t.ctlNonce;
     };
