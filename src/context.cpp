@@ -81,7 +81,10 @@ std::vector<std::byte> secondPart(const std::vector<std::byte>& blob) {
 }  // namespace
 
 Context::Context(std::unique_ptr<bootstrap::Bootstrap> boot, const Options& options)
-    : boot_(std::move(boot)), cancel_(options.cancel), pid_(getpid()) {
+    : boot_(std::move(boot)),
+      cancel_(options.cancel),
+      singleThreaded_(options.singleThreaded),
+      pid_(getpid()) {
   log::init();
   if (const char* w = std::getenv("ONESIDED_WAIT"); w != nullptr && *w != '\0') {
     const std::string_view v(w);
@@ -235,7 +238,10 @@ bool Context::freeMemory(void* p) {
 }
 
 transport::SharedPagesCache& Context::sharedSends(bool firstUse) {
-  if (!sharedSends_) sharedSends_ = std::make_unique<transport::SharedPagesCache>(firstUse);
+  if (!sharedSends_) {
+    sharedSends_ =
+        std::make_unique<transport::SharedPagesCache>(firstUse, singleThreaded_);
+  }
   return *sharedSends_;
 }
 

@@ -823,7 +823,8 @@ bool mallocIsGlibc() {
 }
 }  // namespace
 
-SharedPagesCache::SharedPagesCache(bool firstUse) : firstUse_(firstUse) {
+SharedPagesCache::SharedPagesCache(bool firstUse, bool partialEnds)
+    : firstUse_(firstUse), partialEnds_(partialEnds && partialEndsEnabled()) {
   if (!enabled()) return;
   // A shared page keeps its content through madvise(MADV_DONTNEED), where a private one reads
   // back as zeros. Pages stay shared after the program frees the buffer, so an allocator that
@@ -876,21 +877,37 @@ SharedPagesInfo SharedPagesCache::find(const void* p, std::size_t len, const voi
   drain();
   const std::uint64_t page = pageSize();
   auto b = reinterpret_cast<std::uintptr_t>(p);
+  bool ends = false;  // the partial pages at the ends too
   if (const auto w = reinterpret_cast<std::uintptr_t>(whole);
       whole != nullptr && w <= b && b + len <= w + wholeLen) {
     b = w;
     len = wholeLen;
+    ends = partialEnds_;
   }
-  const std::uintptr_t lo = (b + page - 1) & ~(page - 1);
-  const std::uintptr_t hi = (b + len) & ~(page - 1);
-  if (hi <= lo) return {};
-  Entry* seen = nullptr;
+  std::uintptr_t lo = (b + page - 1) & ~(page - 1);
+  std::uintptr_t hi = (b + len) & ~(page - 1);
+  const std::uintptr_t first = b & ~(page - 1);
+  const std::uintptr_t end = (b + len + page - 1) & ~(page - 1);
+  ends = ends && (first != lo || end != hi);
+  if (hi <= lo && !ends) return {};
   for (Entry& e : entries_) {
-    if (e.pages && e.lo <= lo && hi <= e.hi) {
+    // A shared range that holds the stream: its whole pages (in a range shared whole-page only
+    // before), or all of it (ends).
+    if (e.pages && e.lo <= (ends ? first : lo) && (ends ? end : hi) <= e.hi) {
       e.owner = owner;
       e.call = call;
       return e.pages->info();
     }
+  }
+  // Not shared yet: with the ends where they may move (a store to them meanwhile waits for the
+  // move, but on this thread's own stack it would wait for itself).
+  if (ends && !onOwnStack(first, end)) {
+    lo = first;
+    hi = end;
+  }
+  if (hi <= lo) return {};
+  Entry* seen = nullptr;
+  for (Entry& e : entries_) {
     if (!e.pages && e.lo == lo && e.hi == hi) seen = &e;
   }
   if (seen == nullptr) {

@@ -93,7 +93,9 @@ class SharedPages {
 /// Bounded: kMaxShared ranges and kMaxBytes in all; past that, nothing more is shared.
 class SharedPagesCache {
  public:
-  explicit SharedPagesCache(bool firstUse);
+  /// `partialEnds`: a `whole` buffer's partial pages at its two ends may be shared too, in a
+  /// program with no thread but the one calling (SharedPages::share's partialEnds).
+  SharedPagesCache(bool firstUse, bool partialEnds);
   ~SharedPagesCache();
   SharedPagesCache(const SharedPagesCache&) = delete;
   SharedPagesCache& operator=(const SharedPagesCache&) = delete;
@@ -103,8 +105,9 @@ class SharedPagesCache {
   /// in the same one is not yet due. With `whole` (a buffer [whole, whole + wholeLen) that holds
   /// [p, p + len), all of it the caller's to move), the whole pages of that buffer are shared
   /// instead, so the range returned may start before p and end after p + len: the stream's
-  /// pages shared in part too. The range returned is the whole of the entry (a receiver maps
-  /// it once for all the streams inside).
+  /// pages shared in part too; with partialEnds, the pages that hold the buffer's two ends as
+  /// well, so that no byte of it travels through a ring. The range returned is the whole of the
+  /// entry (a receiver maps it once for all the streams inside).
   SharedPagesInfo find(const void* p, std::size_t len, const void* owner, std::uint64_t call,
                        const void* whole = nullptr, std::size_t wholeLen = 0);
   /// Shared ranges dropped so far (receivers forget their mappings of mine when it changes).
@@ -134,6 +137,7 @@ class SharedPagesCache {
   [[nodiscard]] std::uint64_t sharedBytes() const noexcept;
 
   bool firstUse_;
+  bool partialEnds_;
   bool active_ = false;
   std::vector<Entry> entries_;
   std::uint64_t drops_ = 0;

@@ -287,7 +287,7 @@ TEST(SharedPages, DormantRangesPartlyOverlappedAreTakenOver) {
 // given up for the new range (counted as a drop, so receivers forget their mappings), but not
 // within the collective that used it.
 TEST(SharedPages, CacheGivesUpOverlappedRangesInLaterCollectives) {
-  SharedPagesCache cache(true);
+  SharedPagesCache cache(true, false);
   if (!cache.active()) GTEST_SKIP() << "no memory events (built without UCX)";
   Mapped m(16 * kPage);
   std::byte* b = m.data;
@@ -311,6 +311,56 @@ TEST(SharedPages, CacheGivesUpOverlappedRangesInLaterCollectives) {
   EXPECT_TRUE(holds(b, 16 * kPage, 51));
   const SharedPagesInfo inside = cache.find(b + 5 * kPage + 100, 2 * kPage, &tag, 3);
   EXPECT_EQ(inside.inode, later.inode);
+}
+
+// A send argument given whole (alltoall's, scatter's) in a single-threaded program: the pages
+// that hold its two ends are shared too, other data on them and all, so that no byte of it
+// needs the ring; that data stays the program's to read and write. Without partialEnds (or
+// another thread's program) only the whole pages.
+TEST(SharedPages, CacheSharesAWholeSendArgumentsEndsWhenAsked) {
+  if (const char* env = std::getenv("ONESIDED_SHARE_PAGES"); env != nullptr) {
+    GTEST_SKIP() << "ONESIDED_SHARE_PAGES=" << env;
+  }
+  Mapped m(8 * kPage);
+  std::byte* b = m.data;
+  fill(b, 8 * kPage, 61);
+  std::byte* arg = b + 100;  // 5 pages long: it ends 100 bytes into page 5
+  const std::size_t argLen = 5 * kPage;
+  const int tag = 0;
+  {
+    SharedPagesCache cache(true, true);
+    if (!cache.active()) GTEST_SKIP() << "no memory events (built without UCX)";
+    const SharedPagesInfo info = cache.find(arg + kPage, 2 * kPage, &tag, 1, arg, argLen);
+    ASSERT_LT(info.lo, info.hi);
+    EXPECT_EQ(info.lo, reinterpret_cast<std::uint64_t>(b));
+    EXPECT_EQ(info.hi, reinterpret_cast<std::uint64_t>(b + 6 * kPage));
+    EXPECT_TRUE(holds(b, 8 * kPage, 61)) << "the move kept every byte";
+    auto peer = PeerPages::attach(getpid(), info);
+    ASSERT_NE(peer, nullptr);
+    EXPECT_TRUE(holds(peer->local(), 6 * kPage, 61));
+    // The program's own bytes beside the argument, on its shared end pages.
+    b[0] = std::byte{7};
+    b[6 * kPage - 1] = std::byte{8};
+    EXPECT_EQ(peer->local()[0], std::byte{7});
+    EXPECT_EQ(peer->local()[6 * kPage - 1], std::byte{8});
+    // Every stream of the argument is inside the range now, its ends' included.
+    const SharedPagesInfo head = cache.find(arg, 64, &tag, 2, arg, argLen);
+    EXPECT_EQ(head.inode, info.inode);
+    const SharedPagesInfo alone = cache.find(arg + 2 * kPage, 2 * kPage, &tag, 3);
+    EXPECT_EQ(alone.inode, info.inode) << "a stream inside, asked without the whole argument";
+    peer.reset();
+  }
+  fill(b, 8 * kPage, 62);
+  Mapped other(8 * kPage);
+  fill(other.data, 8 * kPage, 63);
+  SharedPagesCache wholePages(true, false);
+  const SharedPagesInfo info =
+      wholePages.find(other.data + 100 + kPage, 2 * kPage, &tag, 1, other.data + 100, argLen);
+  ASSERT_LT(info.lo, info.hi);
+  EXPECT_EQ(info.lo, reinterpret_cast<std::uint64_t>(other.data + kPage));
+  EXPECT_EQ(info.hi, reinterpret_cast<std::uint64_t>(other.data + 5 * kPage));
+  EXPECT_TRUE(holds(other.data, 8 * kPage, 63));
+  EXPECT_TRUE(holds(b, 8 * kPage, 62));
 }
 
 /// Forks; the child returns `check()`'s verdict as its exit status. Whether the child passed.
