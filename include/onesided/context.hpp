@@ -211,7 +211,7 @@ class Context {
   const std::atomic<bool>* cancel_ = nullptr;
   std::vector<int> nodePeers_;
   std::int64_t pidNamespace_ = -1;
-  bool spinWait_ = false;  // ONESIDED_WAIT=spin: waits never yield or sleep
+  bool spinWait_ = false;        // ONESIDED_WAIT=spin: waits never yield or sleep
   bool singleThreaded_ = false;  // Options::singleThreaded
   enum class AccMode { kAuto, kMessage, kLock } accMode_ = AccMode::kAuto;
   bool progressThread_ = true;
