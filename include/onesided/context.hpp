@@ -181,9 +181,10 @@ class Context {
   template <class Done>
   void waitPastTight(Done&& done) {
     std::int64_t since = 0;  // when the wait began to back off (ns, steady clock); 0: not yet
+    unsigned alone = 0;      // yields in a row that found nothing else to run (yieldShared)
     for (unsigned spins = tightSpins(); !done(); ++spins) {
       if (oversubscribed_ || (spins & 15U) == 15U) {
-        backoff(spins, since);
+        backoff(spins, since, alone);
       } else {
         // Messages for this rank's inboxes are served at every poll: looking costs a few loads,
         // and a peer's fetch_and_op waits on it (every 16th poll: 0.8-1.0 us per operation
@@ -202,7 +203,10 @@ class Context {
   Context(std::unique_ptr<bootstrap::Bootstrap> boot, const Options& options);
   /// One step of a wait's back-off (every 16th poll; every poll when oversubscribed); `since`
   /// is the wait's own state.
-  void backoff(unsigned spins, std::int64_t& since);
+  void backoff(unsigned spins, std::int64_t& since, unsigned& alone);
+  /// One yield of an oversubscribed wait; a short sleep instead once this wait's yields have
+  /// found nothing else to run on this core `kAloneYields` times in a row (`alone` counts them).
+  static void yieldShared(unsigned& alone);
 
   std::unique_ptr<bootstrap::Bootstrap> boot_;
   std::unique_ptr<transport::Transport> transport_;

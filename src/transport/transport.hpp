@@ -57,10 +57,14 @@ T cpuAtomic(AtomicOp op, void* where, T operand, T compare) {
 /// (steady clock, ns; 0: not yet, and set here); the caller clears it whenever it finds work.
 /// Returns how long to sleep now (ns): 0 while the wait has idled less than kSleepAfterNs.
 inline constexpr std::int64_t kSleepAfterNs = 2'000'000;
+/// The steady clock in ns.
+inline std::int64_t nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 inline std::int64_t idleSleepNs(std::int64_t& idleSince, std::int64_t maxSleepNs) {
-  const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                               std::chrono::steady_clock::now().time_since_epoch())
-                               .count();
+  const std::int64_t now = nowNs();
   if (idleSince == 0) idleSince = now;
   const std::int64_t waited = now - idleSince;
   return waited < kSleepAfterNs ? 0 : std::min(waited / 32, maxSleepNs);
