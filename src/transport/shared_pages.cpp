@@ -891,9 +891,11 @@ SharedPagesInfo SharedPagesCache::find(const void* p, std::size_t len, const voi
   ends = ends && (first != lo || end != hi);
   if (hi <= lo && !ends) return {};
   for (Entry& e : entries_) {
-    // A shared range that holds the stream: its whole pages (in a range shared whole-page only
-    // before), or all of it (ends).
-    if (e.pages && e.lo <= (ends ? first : lo) && (ends ? end : hi) <= e.hi) {
+    // A shared range that holds the stream: all of it (ends), or its whole pages (a range
+    // shared so before: with the ends on the caller's stack, say; taken as it is, not shared
+    // again with its ends, which would drop it and share anew on every other call).
+    if (e.pages &&
+        ((ends && e.lo <= first && end <= e.hi) || (hi > lo && e.lo <= lo && hi <= e.hi))) {
       e.owner = owner;
       e.call = call;
       return e.pages->info();

@@ -361,6 +361,19 @@ TEST(SharedPages, CacheSharesAWholeSendArgumentsEndsWhenAsked) {
   EXPECT_EQ(info.hi, reinterpret_cast<std::uint64_t>(other.data + 5 * kPage));
   EXPECT_TRUE(holds(other.data, 8 * kPage, 63));
   EXPECT_TRUE(holds(b, 8 * kPage, 62));
+  // A range shared whole-page only before (a stream asked alone) is taken as it is when the
+  // argument is later given whole: not dropped and shared again with its ends.
+  Mapped third(8 * kPage);
+  fill(third.data, 8 * kPage, 64);
+  SharedPagesCache ends(true, true);
+  std::byte* arg3 = third.data + 100;
+  const SharedPagesInfo alone3 = ends.find(arg3, argLen, &tag, 1);
+  ASSERT_LT(alone3.lo, alone3.hi);
+  EXPECT_EQ(alone3.lo, reinterpret_cast<std::uint64_t>(third.data + kPage));
+  const SharedPagesInfo whole3 = ends.find(arg3 + kPage, 2 * kPage, &tag, 2, arg3, argLen);
+  EXPECT_EQ(whole3.inode, alone3.inode);
+  EXPECT_EQ(ends.drops(), 0U);
+  EXPECT_TRUE(holds(third.data, 8 * kPage, 64));
 }
 
 /// Forks; the child returns `check()`'s verdict as its exit status. Whether the child passed.
