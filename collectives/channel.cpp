@@ -423,6 +423,12 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
       throw Error(kErrArg, "ONESIDED_COLL_ATTACH=" + std::string(v) + ": expected 0, 1 or auto");
     }
   }
+  // The smallest stream to a peer on the load / store path that wantsRendezvous may take.
+  for (const std::size_t from : {zcopyDirect_, zcopyAttach_, zcopyAttachOneWay_, zcopyAllocated_}) {
+    if (from > 0) directRendezvousFrom_ = std::min(directRendezvousFrom_, from);
+  }
+  if (share_ != ShareMode::kNever)
+    directRendezvousFrom_ = std::min(directRendezvousFrom_, zcopyShared_);
 }
 
 Channel::~Channel() {
@@ -1485,6 +1491,8 @@ void Channel::checkFolds() {
 
 bool Channel::wantsRendezvous(const SendOp& o, const Peer& p, std::uint64_t total, bool exchange) {
   if (p.direct == nullptr) return zcopyPut_ > 0 && total >= zcopyPut_;
+  // Below every threshold (a small collective's every send): no lookups.
+  if (total < directRendezvousFrom_) return false;
   if (zcopyDirect_ > 0 && total >= zcopyDirect_) return true;
   if (const auto info = sharedPagesFor(o, p, total); info.hi > info.lo) return true;
   const std::size_t attachFrom = exchange ? zcopyAttach_ : zcopyAttachOneWay_;

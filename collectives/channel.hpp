@@ -545,6 +545,9 @@ class Channel {
   enum class ShareMode : std::uint8_t { kNever, kAuto, kAlways };
   ShareMode share_ = ShareMode::kAuto;
   std::size_t zcopyShared_ = 0;
+  // The least of the thresholds above for peers on the load / store path: streams below it
+  // never go by rendezvous there.
+  std::size_t directRendezvousFrom_ = SIZE_MAX;
   transport::SharedPagesCache* sharedSends_ = nullptr;
   std::uint64_t entered_ = 0;  // collectives begun on the channel (enter())
   std::uint64_t part_ = 0;     // parts of the present one begun after its first (nextCall())
