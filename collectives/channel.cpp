@@ -388,13 +388,9 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
   // they read both through the mapping and through the pid (the same value: the same process).
   // The nonce travels in the info too: a peer's mapping kept from an earlier channel shows it
   // only if it maps this region (not one freed since that packed to the same key).
-  // (A region is reused microseconds apart at the earliest: the clock's nanoseconds differ.)
   auto* id = reinterpret_cast<std::uint64_t*>(local_);
   id[kPidWord] = static_cast<std::uint64_t>(ctx_.pid());
-  id[kNonceWord] =
-      (static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
-       reinterpret_cast<std::uintptr_t>(local_)) |
-      1;
+  id[kNonceWord] = transport::regionNonce(local_);
   zcopyShared_ = kZeroCopySharedDefault;
   if (const char* a = std::getenv("ONESIDED_COLL_SHARE"); a != nullptr && *a != '\0') {
     const std::string_view v(a);
@@ -591,9 +587,7 @@ bool Channel::stalled(Watch& w, Owing&& owing) {
 template <class Owing>
 [[gnu::noinline]] bool Channel::look(Watch& w, Owing&& owing) {
   if (depth_ == 0) return false;
-  const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                               std::chrono::steady_clock::now().time_since_epoch())
-                               .count();
+  const std::int64_t now = transport::nowNs();
   if (w.next == 0) {
     w.next = now + kWatchAfterNs;
     return false;
@@ -731,19 +725,16 @@ Channel::Peer& Channel::resolveSlow(int member) {
       // its scratch pool): no new mapping, and its pages are in place already. It is that
       // region if it shows this channel's nonce; else the peer freed it (and the mapping keeps
       // the dead memory alive): forgotten.
-      if (auto kept = ctx_.peerKey(world, p.packedKey)) {
-        std::byte* d = directOf(*kept);
-        if (d != nullptr &&
-            std::atomic_ref<std::uint64_t>(reinterpret_cast<std::uint64_t*>(d)[kNonceWord])
-                    .load(std::memory_order_acquire) == p.nonce) {
-          p.key = std::move(kept);
-          ++keysReused_;
-        } else {
-          ctx_.forgetPeerKey(world, p.packedKey);
-        }
-      }
+      p.key = ctx_.peerKey(world, p.packedKey, [&](const transport::RemoteKey& key) {
+        std::byte* d = directOf(key);
+        return d != nullptr &&
+               std::atomic_ref<std::uint64_t>(reinterpret_cast<std::uint64_t*>(d)[kNonceWord])
+                       .load(std::memory_order_acquire) == p.nonce;
+      });
       const bool kept = p.key != nullptr;
-      if (!kept) {
+      if (kept) {
+        ++keysReused_;
+      } else {
         p.key = ctx_.endpoint(world).unpackRkey(p.packedKey);
         if (directOf(*p.key) != nullptr) ctx_.keepPeerKey(world, p.packedKey, p.key);
       }

@@ -266,10 +266,15 @@ void Context::keepScratch(ScratchUse use, std::unique_ptr<transport::MemoryRegio
   scratch_.push_back({use, std::move(region), state});
 }
 
-std::shared_ptr<transport::RemoteKey> Context::peerKey(int worldRank,
-                                                       std::span<const std::byte> packed) {
+std::shared_ptr<transport::RemoteKey> Context::peerKey(
+    int worldRank, std::span<const std::byte> packed,
+    const std::function<bool(const transport::RemoteKey&)>& mapsIt) {
   for (auto it = peerKeys_.begin(); it != peerKeys_.end(); ++it) {
     if (it->worldRank == worldRank && std::ranges::equal(it->packed, packed)) {
+      if (!mapsIt(*it->key)) {  // the dead memory the mapping keeps alive goes with it
+        peerKeys_.erase(it);
+        return nullptr;
+      }
       auto key = it->key;
       std::rotate(it, std::next(it), peerKeys_.end());  // now the most recently used
       return key;

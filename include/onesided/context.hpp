@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -114,13 +115,14 @@ class Context {
   void keepScratch(ScratchUse use, std::unique_ptr<transport::MemoryRegion> region,
                    std::uint64_t state);
   /// A peer's key unpacked before from the same packed bytes, with the peer's memory mapped
-  /// here, or null. The caller checks that it still maps what the bytes name now (a region the
-  /// peer freed and one it registered later may pack alike) and calls forgetPeerKey if not.
-  std::shared_ptr<transport::RemoteKey> peerKey(int worldRank, std::span<const std::byte> packed);
+  /// here, if `mapsIt` says it still maps what the bytes name now (a region the peer freed and
+  /// one it registered later may pack alike: then the kept key is dropped); else null.
+  std::shared_ptr<transport::RemoteKey> peerKey(
+      int worldRank, std::span<const std::byte> packed,
+      const std::function<bool(const transport::RemoteKey&)>& mapsIt);
   /// Keeps a key for peerKey (at most kPeerKeysKept; the least recently used goes).
   void keepPeerKey(int worldRank, std::span<const std::byte> packed,
                    std::shared_ptr<transport::RemoteKey> key);
-  void forgetPeerKey(int worldRank, std::span<const std::byte> packed);
   /// This process's pid, read once (a system call costs about a microsecond in these VMs).
   [[nodiscard]] std::int64_t pid() const noexcept { return pid_; }
   /// The pid a world rank's collective channel named, once this process has read the peer's
@@ -207,6 +209,7 @@ class Context {
   /// One yield of an oversubscribed wait; a short sleep instead once this wait's yields have
   /// found nothing else to run on this core `kAloneYields` times in a row (`alone` counts them).
   static void yieldShared(unsigned& alone);
+  void forgetPeerKey(int worldRank, std::span<const std::byte> packed);
 
   std::unique_ptr<bootstrap::Bootstrap> boot_;
   std::unique_ptr<transport::Transport> transport_;

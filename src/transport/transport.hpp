@@ -63,6 +63,13 @@ inline std::int64_t nowNs() {
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
+/// A number new with each region a peer may keep a mapping of (a channel's scratch, a window's
+/// control region), written into it and sent with its description: a kept mapping that shows
+/// it maps that region, not one freed since whose successor packs to the same key. A region is
+/// reused microseconds apart at the earliest, so the clock's nanoseconds differ; odd, never 0.
+inline std::uint64_t regionNonce(const void* region) {
+  return (static_cast<std::uint64_t>(nowNs()) ^ reinterpret_cast<std::uintptr_t>(region)) | 1;
+}
 inline std::int64_t idleSleepNs(std::int64_t& idleSince, std::int64_t maxSleepNs) {
   const std::int64_t now = nowNs();
   if (idleSince == 0) idleSince = now;

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -360,11 +359,7 @@ void Window::setUp(void* base, std::size_t size, int failClass, const std::strin
     ctlMem_ = static_cast<std::byte*>(host->base()) + at;
     ctlLen_ = controlBytes(inbox);
     std::memset(ctlMem_, 0, ctlLen_);
-    // (A region is reused microseconds apart at the earliest: the clock's nanoseconds differ.)
-    ctlNonce_ =
-        (static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
-         reinterpret_cast<std::uintptr_t>(ctlMem_)) |
-        1;
+    ctlNonce_ = transport::regionNonce(ctlMem_);
     std::atomic_ref<std::uint64_t>(reinterpret_cast<std::uint64_t*>(ctlMem_)[kNonceWord])
         .store(ctlNonce_, std::memory_order_release);
     // A member's fence slots are in its control region, reached through the same key.
@@ -627,15 +622,10 @@ transport::RemoteKey& Window::controlKey(Target& t, transport::Endpoint& ep) {
       return w != nullptr &&
              std::atomic_ref<std::uint64_t>(*w).load(std::memory_order_acquire) == t.ctlNonce;
     };
-    if (auto kept = ctx.peerKey(world, t.ctlPackedKey)) {
-      if (nonceIn(*kept)) {
-        t.ctlKey = std::move(kept);
-        ++ctlKeysReused_;
-      } else {
-        ctx.forgetPeerKey(world, t.ctlPackedKey);
-      }
-    }
-    if (!t.ctlKey) {
+    t.ctlKey = ctx.peerKey(world, t.ctlPackedKey, nonceIn);
+    if (t.ctlKey) {
+      ++ctlKeysReused_;
+    } else {
       t.ctlKey = ep.unpackRkey(t.ctlPackedKey);
       if (nonceIn(*t.ctlKey)) ctx.keepPeerKey(world, t.ctlPackedKey, t.ctlKey);
     }
