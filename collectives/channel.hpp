@@ -486,6 +486,7 @@ class Channel {
   unsigned cellShift_ = 0;         // log2 cell_ when that is a power of two, else 0
   std::size_t maxPayload_ = 0;     // data bytes per chunk
   std::uint64_t reportEvery_ = 1;  // cells read between consumed reports
+  std::uint64_t aheadCells_ = 0;   // how far ahead of its next chunk a sender prefetches
   std::size_t regionBytes_ = 0;
   std::unique_ptr<transport::MemoryRegion> region_;
   std::byte* local_ = nullptr;                           // region_'s base
