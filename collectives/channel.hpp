@@ -288,6 +288,8 @@ class Channel {
   [[nodiscard]] int inflight() const noexcept { return inflight_; }
   /// ONESIDED_COLL_ALG as read when the communicator was made: 0 auto, 1 linear, 2 tree.
   [[nodiscard]] int algorithm() const noexcept { return algorithm_; }
+  /// Whether every member runs on this rank's node (every member answers alike).
+  [[nodiscard]] bool oneNode() const noexcept { return oneNode_; }
 
  private:
   struct Peer {
@@ -519,6 +521,7 @@ class Channel {
   std::bitset<kBoardSlots> slotsTaken_;  // claimSlot() bits
   std::bitset<kBoardSlots> boardUsed_;   // every slot ever claimed
   int algorithm_ = 0;
+  bool oneNode_ = false;
   // Cross-memory attach for rendezvous reads (ONESIDED_COLL_ATTACH): kAttachAuto measures it
   // against a copy through the mapping on the first peer that allows it, once per process
   // (Context::attachPaysOff).

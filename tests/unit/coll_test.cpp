@@ -94,6 +94,18 @@ void families(Comm& c) {
     for (int k = 0; k < 3000; ++k) b[static_cast<std::size_t>(k)] = me == root ? k * 3 + root : -1;
     coll::bcast(c, b.data(), 3000, it, root);
     for (int k = 0; k < 3000; ++k) ASSERT_EQ(b[static_cast<std::size_t>(k)], k * 3 + root);
+    // Bcast of 20000 ints, twice from one buffer: from 32 KiB on one node, linear by default
+    // (every member reads the root's buffer; shared from its second use).
+    std::vector<int> big(20000);
+    for (int round = 0; round < 2; ++round) {
+      for (int k = 0; k < 20000; ++k) {
+        big[static_cast<std::size_t>(k)] = me == root ? k * 7 + root + round : -1;
+      }
+      coll::bcast(c, big.data(), 20000, it, root);
+      for (int k = 0; k < 20000; ++k) {
+        ASSERT_EQ(big[static_cast<std::size_t>(k)], k * 7 + root + round) << "round " << round;
+      }
+    }
     // Reduce.
     long x = me + 1, sum = 0;
     coll::reduce(c, &x, &sum, 1, &datatypeOf<long>(), Op::kSum, root);
