@@ -1000,14 +1000,16 @@ void Channel::postChunk(int peer, Peer& p, std::size_t bytes) {
     // caller's next one (2 ranks, back-to-back 8-byte scatters: 0.16 us each before, 0.09
     // after; gather 0.14 -> 0.09, bcast 0.16 -> 0.12).
     __builtin_prefetch(p.direct + slotOff(me_, p.sentCells), 1, 3);
-    // And a line some chunks further on, whose last owner may be far: on the ring's first
-    // round, the receiver's zeroing at creation left its lines in memory, and a fetch there
-    // outlasted the one call the prefetch above runs ahead (2 ranks, 8-byte gather, the first
-    // 2000 calls of a communicator: 280-500 cycles each against 190 once the ring had been
-    // round; coll_latency's first size, whose 1000 timed calls all fall in that round: gather
-    // 0.11-0.13 us -> 0.06-0.07, scatter 0.12-0.15 -> 0.07-0.08, bcast 0.10-0.12 -> 0.06; 4
-    // ranks 8-byte scatter 0.13-0.35 -> 0.09-0.18).
-    __builtin_prefetch(p.direct + slotOff(me_, p.sentCells + aheadCells_), 1, 3);
+    // After a one-cell chunk, also a line some chunks further on, whose last owner may be far:
+    // on the ring's first round, the receiver's zeroing at creation left its lines in memory,
+    // and a fetch there outlasted the one call the prefetch above runs ahead (2 ranks, 8-byte
+    // gather, the first 2000 calls of a communicator: 280-500 cycles each against 190 once the
+    // ring had been round; coll_latency's first size, whose 1000 timed calls all fall in that
+    // round: gather 0.11-0.13 us -> 0.06-0.07, scatter 0.12-0.15 -> 0.07-0.08, bcast 0.10-0.12
+    // -> 0.06; 4 ranks 8-byte scatter 0.13-0.35 -> 0.09-0.18). Not after longer chunks, whose
+    // copy the hardware prefetches already: there it cost (2 ranks, 512 bytes, scatter
+    // 0.33-0.49 -> 0.46-0.57 us, gather 0.15-0.26 -> 0.21-0.35).
+    if (cells == 1) __builtin_prefetch(p.direct + slotOff(me_, p.sentCells + aheadCells_), 1, 3);
     return;
   }
   auto& ep = ctx_.endpoint(ranks_[static_cast<std::size_t>(peer)]);
