@@ -31,6 +31,25 @@ static void families(MPI_Comm comm, const char* tag) {
     }
     MT_CHECK(MPI_Type_free(&every2));
   }
+  /* Bcast of 48 KiB from every root, twice from one malloc'ed buffer: on one node linear (every
+   * member reads the root's buffer, shared from its second use), across nodes a tree; a
+   * communicator split so that it lies on one node takes the one while the world takes the
+   * other. */
+  {
+    enum { kBig = 12000 };
+    int* big = malloc(kBig * sizeof(int));
+    for (int root = 0; root < p; ++root) {
+      for (int round = 0; round < 2; ++round) {
+        for (int k = 0; k < kBig; ++k) big[k] = me == root ? root * 100000 + round * 20000 + k : -1;
+        MT_CHECK(MPI_Bcast(big, kBig, MPI_INT, root, comm));
+        long bad = 0;
+        for (int k = 0; k < kBig; ++k) bad += big[k] != root * 100000 + round * 20000 + k;
+        MT_EXPECT(bad == 0, "%s bcast of %d ints from %d, round %d: %ld wrong", tag, kBig, root,
+                  round, bad);
+      }
+    }
+    free(big);
+  }
   /* Allgather: 3 doubles each, plain and in place. */
   {
     double s[3], *r = malloc((size_t)p * 3 * sizeof(double));
