@@ -489,6 +489,7 @@ class Channel {
   std::size_t maxPayload_ = 0;     // data bytes per chunk
   std::uint64_t reportEvery_ = 1;  // cells read between consumed reports
   std::uint64_t aheadCells_ = 0;   // how far ahead of its next chunk a sender prefetches
+  std::size_t prefetchBytes_ = 0;  // how much of its next chunk's first cell it prefetches
   std::size_t regionBytes_ = 0;
   std::unique_ptr<transport::MemoryRegion> region_;
   std::byte* local_ = nullptr;                           // region_'s base
