@@ -12,9 +12,11 @@ using namespace detail;
 namespace {
 constexpr std::size_t kAllgatherTreeBelow = 256;  // bytes per block, with more than 8 ranks
 
-/// `own`: this rank's copy of its own block, made while the others' are on their way.
+/// `own`: this rank's copy of its own block, made while the others' are on their way; `whole`:
+/// the send argument, when mine is one (not in place: the receive buffer changes meanwhile).
 template <class Block>
-void exchange(Comm& comm, const Stream& mine, const Block& block, Callback own) {
+void exchange(Comm& comm, const Stream& mine, const Block& block, Callback own,
+              const WholeSend& whole) {
   const int p = comm.size();
   const int me = comm.rank();
   SendList sends;
@@ -25,7 +27,7 @@ void exchange(Comm& comm, const Stream& mine, const Block& block, Callback own) 
     recvs.emplace_back(from, block(from), nullptr);
   }
   Failure f;
-  f.run(comm.channel(), sends, recvs, ownCopy(f, bytesOf(mine.count, *mine.type), own));
+  f.run(comm.channel(), sends, recvs, ownCopy(f, bytesOf(mine.count, *mine.type), own), whole);
   f.rethrow();
 }
 }  // namespace
@@ -60,7 +62,7 @@ void allgather(Comm& comm, const void* sbuf, int scount, const Datatype* stype, 
   const bool tree = a == Alg::kTree || (a == Alg::kAuto && p > 8 &&
                                         bytesOf(mine.count, *mine.type) < kAllgatherTreeBelow);
   if (p > 1 && !tree) {
-    exchange(comm, mine, block, own);
+    exchange(comm, mine, block, own, inplace ? WholeSend{} : wholeOf(mine));
     return;
   }
   // Rank 0's block must be in place before the tree's gather. An error (here, or the gather's
@@ -107,7 +109,7 @@ void allgatherv(Comm& comm, const void* sbuf, int scount, const Datatype* stype,
     if (!inplace) localCopy(mine, block(me));
   };
   if (p == 1) return own();
-  exchange(comm, mine, block, own);
+  exchange(comm, mine, block, own, inplace ? WholeSend{} : wholeOf(mine));
 }
 
 }  // namespace onesided::coll

@@ -113,6 +113,11 @@ inline WholeSend wholeOf(const void* buf, int p, int count, const Datatype& t) {
   if (!t.contiguous() || count <= 0) return {};
   return {buf, bytesOf(static_cast<std::size_t>(p) * static_cast<std::size_t>(count), t)};
 }
+/// A send argument that is one stream (a gather's or allgather's own block, not in place).
+inline WholeSend wholeOf(const Stream& s) {
+  if (s.type == nullptr || !s.type->contiguous() || s.count == 0) return {};
+  return {s.buf, bytesOf(s.count, *s.type)};
+}
 
 /// This rank's own block: the packed stream of src unpacked into dst (signatures must agree in
 /// size, else kErrTruncate / kErrCount).

@@ -71,7 +71,7 @@ void gather(Comm& comm, const void* sbuf, int scount, const Datatype* stype, voi
   if (!useTree(forcedAlg(comm), p, bb, kGatherTreeBelow, kLinearUpTo)) {
     if (!isRoot) {
       const SendOp s = toRoot(p, root, {sbuf, static_cast<std::size_t>(scount), st});
-      f.run(ch, {&s, 1}, {});
+      f.run(ch, {&s, 1}, {}, {}, wholeOf(s.src));
     } else {
       f.run(ch, {}, rootRecvs(p, root, block), ownCopy(f, bb, own));
     }
@@ -143,7 +143,7 @@ void gatherv(Comm& comm, const void* sbuf, int scount, const Datatype* stype, vo
   Failure f;
   if (!isRoot) {
     const SendOp s = toRoot(p, root, {sbuf, static_cast<std::size_t>(scount), st});
-    f.run(comm.channel(), {&s, 1}, {});
+    f.run(comm.channel(), {&s, 1}, {}, {}, wholeOf(s.src));
   } else {
     const std::size_t mine = inplace ? 0 : bytesOf(static_cast<std::size_t>(scount), *st);
     f.run(comm.channel(), {}, rootRecvs(p, root, block), ownCopy(f, mine, own));
