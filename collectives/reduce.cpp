@@ -47,8 +47,16 @@ Checked checkReduce(const void* sbuf, const void* rbuf, std::size_t inCount, std
   return {&t, kind, Stream{inplace ? rbuf : sbuf, inCount, &t}};
 }
 
-/// From this many bytes per rank allreduce on a power-of-two number of ranks halves: each rank
-/// folds and sends (p - 1) / p of the vector in all instead of log2 p whole vectors.
+/// From this many bytes per rank allreduce on a power-of-two number of ranks beyond 2 halves:
+/// each rank folds and sends (p - 1) / p of the vector in all instead of log2 p whole vectors.
+/// On 2 ranks both move the same bytes, and halving takes two phases to doubling's one, its
+/// second reading the halves the partner has just folded (and will overwrite next call).
+/// 2 ranks, us, halving / doubling / Open MPI: OSU-style (the same input every call) 64 KiB
+/// 19-31 / 3.6-4.8 / 28-52, 128 KiB 33-47 / 5.9-11 / 35-46, 512 KiB 106-141 / 29-40; with
+/// the input rewritten before every call (the rewrite's 5-39 us included) 64 KiB 31-36 /
+/// 35-36 / 29-32, 128 KiB 48-51 / 45-50 / 45-47, 256 KiB 75-84 / 72-83 / 78-87, 512 KiB
+/// 151-153 / 149 / 160-167: a program that computes its input between calls sees the same
+/// time either way.
 constexpr std::size_t kHalvingFrom = std::size_t{64} * 1024;
 
 /// Up to this many bytes per rank and this many ranks (beyond 2), allreduce is one exchange:
@@ -496,7 +504,7 @@ void allreduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Dataty
     return;
   }
   const bool powerOfTwo = p > 1 && (p & (p - 1)) == 0;
-  if (powerOfTwo && bytesN >= kHalvingFrom && n >= static_cast<std::size_t>(p)) {
+  if (powerOfTwo && p > 2 && bytesN >= kHalvingFrom && n >= static_cast<std::size_t>(p)) {
     allreduceHalving(comm, c.in, c.kind, op, n, bytesN, rbuf, *c.type, direct);
     return;
   }

@@ -42,7 +42,8 @@ static void attempt(const char* what, int (*bad)(MPI_Comm c), int ownClass) {
   MPI_Comm_free(&c);
 }
 
-/* Recursive doubling against halving (64 KiB, 2 ranks or a power of two). */
+/* Recursive doubling against halving (64 KiB, a power of two beyond 2 ranks; on 2 ranks both
+ * double, and the sizes differ). */
 static int allreduceHalving(MPI_Comm c) {
   return MPI_Allreduce(sbuf, rbuf, mt_rank == mt_size - 1 ? 8192 : 4096, MPI_DOUBLE, MPI_SUM, c);
 }
