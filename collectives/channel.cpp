@@ -897,8 +897,8 @@ std::pair<std::uint64_t, std::uint64_t> sharedEnds(const transport::SharedPagesI
 
 transport::SharedPagesInfo Channel::sharedPagesFor(const SendOp& o, const Peer& p,
                                                    std::uint64_t total) {
-  if (share_ == ShareMode::kNever || p.direct == nullptr || o.peer == me_ || total < zcopyShared_ ||
-      !mapsMine(o.peer)) {
+  if (share_ == ShareMode::kNever || !o.byShare || p.direct == nullptr || o.peer == me_ ||
+      total < zcopyShared_ || !mapsMine(o.peer)) {
     return {};
   }
   const auto b = reinterpret_cast<std::uintptr_t>(o.src.buf);

@@ -125,6 +125,10 @@ struct SendOp {
   /// takes one stream (the root of a 2-rank gather or reduce) is faster by attach: a folded one
   /// lands in the fold's destination and is combined there (readAttached).
   bool byAttach = true;
+  /// Whether the stream may be read from the sender's memory through shared pages: false for
+  /// a recursive-doubling exchange, where the partner folds it while this rank folds the
+  /// partner's (see allreduce).
+  bool byShare = true;
 };
 
 /// A phase's send argument as one buffer (Channel::run), or null: none. Given where the

@@ -51,12 +51,11 @@ Checked checkReduce(const void* sbuf, const void* rbuf, std::size_t inCount, std
 /// each rank folds and sends (p - 1) / p of the vector in all instead of log2 p whole vectors.
 /// On 2 ranks both move the same bytes, and halving takes two phases to doubling's one, its
 /// second reading the halves the partner has just folded (and will overwrite next call).
-/// 2 ranks, us, halving / doubling / Open MPI: OSU-style (the same input every call) 64 KiB
-/// 19-31 / 3.6-4.8 / 28-52, 128 KiB 33-47 / 5.9-11 / 35-46, 512 KiB 106-141 / 29-40; with
-/// the input rewritten before every call (the rewrite's 5-39 us included) 64 KiB 31-36 /
-/// 35-36 / 29-32, 128 KiB 48-51 / 45-50 / 45-47, 256 KiB 75-84 / 72-83 / 78-87, 512 KiB
-/// 151-153 / 149 / 160-167: a program that computes its input between calls sees the same
-/// time either way.
+/// 2 ranks, us, halving / doubling (by the ring, below) / Open MPI, with the input rewritten
+/// before every call as a program computes it (the rewrite's 5-39 us included): 64 KiB
+/// 31-36 / 18-19 / 29-32, 128 KiB 48-51 / 36-37 / 45-47, 512 KiB 151-153 / 128-142 /
+/// 160-171; OSU-style (the same input every call): 64 KiB 19-31 / 13 / 28-52, 128 KiB 33-47 /
+/// 24-25 / 35-46, 512 KiB 106-141 / 86-96 / 112-125.
 constexpr std::size_t kHalvingFrom = std::size_t{64} * 1024;
 
 /// Up to this many bytes per rank and this many ranks (beyond 2), allreduce is one exchange:
@@ -526,6 +525,14 @@ void allreduce(Comm& comm, const void* sbuf, void* rbuf, int count, const Dataty
       const int partner = comm.rank() ^ mask;
       SendOp s{partner, bytes(cur, bytesN), f.errorClass()};
       s.byAttach = false;  // the partner folds it
+      // By the ring, not read from this rank's memory: both partners fold what the other
+      // sends, and a program rewrites its input between calls; where the partner had read it
+      // in place, every line of that rewrite waited for the partner's copy to be invalidated
+      // (2 ranks, input rewritten before every call, us, shared pages / ring / Open MPI:
+      // 32 KiB 18-23 / 8-11 / 19, 128 KiB 47-63 / 36-37 / 46; 4 ranks 32 KiB 41 / 33 / 66).
+      // With the same input every call (OSU-style) the shared pages were faster (2 ranks
+      // 128 KiB 5.8 / 24 / 35-46) only because nothing rewrote it.
+      s.byShare = false;
       RecvOp r = foldFrom(partner, next, bytesN, cur, op, c.kind);
       f.run(ch, {&s, 1}, {&r, 1});
       cur = next;
