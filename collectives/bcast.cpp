@@ -21,11 +21,9 @@ namespace {
 constexpr std::size_t kBcastLinearFrom = std::size_t{32} << 10;
 
 bool bcastTree(Comm& comm, std::size_t bytes) {
-  const Alg a = forcedAlg(comm);
-  if (a != Alg::kAuto) return a == Alg::kTree;
   const int p = comm.size();
-  if (p <= 2) return false;
-  return bytes < kBcastLinearFrom || p > kLinearUpTo || !comm.channel().oneNode();
+  const bool linearLarge = p <= kLinearUpTo && comm.channel().oneNode();
+  return useTree(forcedAlg(comm), p, bytes, linearLarge ? kBcastLinearFrom : SIZE_MAX);
 }
 }  // namespace
 
@@ -40,15 +38,13 @@ void bcast(Comm& comm, void* buf, int count, const Datatype* type, int root) {
   if (p == 1) return;
   const Stream s{buf, static_cast<std::size_t>(count), &t};
   Failure f;
-  const std::size_t bytes = bytesOf(s.count, t);
-  if (bcastTree(comm, bytes)) {
+  if (bcastTree(comm, bytesOf(s.count, t))) {
     bcastStream(comm, s, root, f);
   } else if (comm.rank() == root) {
     SendList sends;
     for (int d = 1; d < p; ++d) sends.emplace_back((root + d) % p, s, 0);
     // Every byte of the buffer is send data: the pages at its ends may be shared too.
-    const WholeSend whole = t.contiguous() ? WholeSend{buf, bytes} : WholeSend{};
-    f.run(comm.channel(), sends, {}, {}, whole);
+    f.run(comm.channel(), sends, {}, {}, wholeOf(s));
   } else {
     RecvOp r{root, s, nullptr};
     f.run(comm.channel(), {}, {&r, 1});

@@ -363,9 +363,7 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
   aheadCells_ = std::min<std::uint64_t>(8, ringCells_ / 4);
   prefetchBytes_ = std::min<std::size_t>(cell_, kPrefetchLines * kLine);
   inflight_ = static_cast<int>(envSize("ONESIDED_COLL_INFLIGHT", 4, 1, 1 << 20));
-  const auto& node = ctx_.nodePeers();  // sorted
-  oneNode_ = std::all_of(ranks_.begin(), ranks_.end(),
-                         [&](int r) { return std::binary_search(node.begin(), node.end(), r); });
+  oneNode_ = ctx_.sameNode(ranks_);
   // Rendezvous from 16 KiB to peers reached by put (each chunk there costs a round trip). On
   // the load / store path by the ring, where the sender's copy in and the receiver's copy out
   // overlap and stay in cache, except to a peer that reads my memory with cross-memory attach

@@ -115,7 +115,7 @@ inline WholeSend wholeOf(const void* buf, int p, int count, const Datatype& t) {
 }
 /// A send argument that is one stream (a gather's or allgather's own block, not in place).
 inline WholeSend wholeOf(const Stream& s) {
-  if (s.type == nullptr || !s.type->contiguous() || s.count == 0) return {};
+  if (!s.type->contiguous() || s.count == 0) return {};
   return {s.buf, bytesOf(s.count, *s.type)};
 }
 

@@ -326,13 +326,14 @@ const transport::MemoryRegion* Context::findMemory(const void* p, std::size_t le
   return a != nullptr ? a->region.get() : nullptr;
 }
 
-bool Context::sameNode(const Comm& comm) const {
+bool Context::sameNode(const Comm& comm) const { return sameNode(comm.worldRanks()); }
+
+bool Context::sameNode(std::span<const int> worldRanks) const {
   // Every member answers alike: it is on one node with all others exactly when all of them are
   // on its node.
-  for (int r = 0; r < comm.size(); ++r) {
-    if (!std::binary_search(nodePeers_.begin(), nodePeers_.end(), comm.worldRank(r))) return false;
-  }
-  return true;
+  return std::ranges::all_of(worldRanks, [&](int r) {
+    return std::binary_search(nodePeers_.begin(), nodePeers_.end(), r);
+  });
 }
 
 bool Context::accumulateByMessage(const Comm& comm) const {

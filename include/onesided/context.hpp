@@ -150,6 +150,8 @@ class Context {
   [[nodiscard]] bool progressThread() const noexcept { return progressThread_; }
   /// Whether every member of `comm` is on this rank's node (the same answer on every member).
   [[nodiscard]] bool sameNode(const Comm& comm) const;
+  /// The same for the members given by their world ranks.
+  [[nodiscard]] bool sameNode(std::span<const int> worldRanks) const;
   /// This process's PID namespace (the inode of /proc/self/ns/pid), or -1 - rank when it cannot
   /// be read (so that ranks that cannot tell never count as sharing one). On-node peers map
   /// each other's shared memory through /proc/PID paths only inside one PID namespace.
