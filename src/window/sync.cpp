@@ -22,9 +22,11 @@ struct InfoHeader {
 SyncRegion::SyncRegion(Context& ctx, const std::vector<int>& worldRanks, int me, std::byte* slots,
                        std::function<Target(int member)> resolve)
     : ctx_(ctx), ranks_(&worldRanks), me_(me), slots_(slots), resolve_(std::move(resolve)) {
+  const std::size_t p = ranks_->size();
+  flat_ = p > 2 && p <= static_cast<std::size_t>(kFlatUpTo) && ctx_.sameNode(*ranks_);
   std::size_t rounds = 0;
-  while ((std::size_t{1} << rounds) < ranks_->size()) ++rounds;
-  peers_.resize(rounds);
+  while ((std::size_t{1} << rounds) < p) ++rounds;
+  peers_.resize(flat_ ? p : rounds);
 }
 
 SyncRegion::~SyncRegion() {
@@ -68,8 +70,8 @@ void parseRegionInfo(const std::vector<std::byte>& in, std::uint64_t& base,
                    in.begin() + static_cast<std::ptrdiff_t>(sizeof h + h.keyLen));
 }
 
-SyncRegion::Peer& SyncRegion::partner(int round, int member) {
-  Peer& p = peers_[static_cast<std::size_t>(round)];
+SyncRegion::Peer& SyncRegion::partner(std::size_t at, int member) {
+  Peer& p = peers_[at];
   if (!p.resolved) {
     p.member = member;
     if (member == me_) {
@@ -92,24 +94,43 @@ std::uint64_t* SyncRegion::slot(int round) const {
   return reinterpret_cast<std::uint64_t*>(slots_ + static_cast<std::size_t>(round) * kSlotStride);
 }
 
+void SyncRegion::signal(Peer& peer, int k, std::size_t box, std::uint64_t e) {
+  if (peer.direct != nullptr) {
+    std::uint64_t* dst = peer.direct + static_cast<std::size_t>(k) * (kSlotStride / 8);
+    std::atomic_ref<std::uint64_t>(*dst).store(e, std::memory_order_release);
+    return;
+  }
+  std::uint64_t* out = &outbox_[e & 1U][box];
+  *out = e;
+  transport::Iov iov{out, sizeof(std::uint64_t)};
+  auto& ep = ctx_.endpoint((*ranks_)[static_cast<std::size_t>(peer.member)]);
+  (void)ep.put({&iov, 1}, peer.base + static_cast<std::uint64_t>(k) * kSlotStride, *peer.key);
+  ep.post();  // the peer waits for it: no batching
+}
+
 void SyncRegion::barrier() {
   const int p = static_cast<int>(ranks_->size());
   if (p == 1) return;
   const std::uint64_t e = ++epoch_;
-  std::uint64_t* out = outbox_[e & 1U];
+  if (flat_) {
+    // Every other member's slot me_, from the next member on (no two write one line at once).
+    for (int d = 1; d < p; ++d) {
+      const int to = (me_ + d) % p;
+      signal(partner(static_cast<std::size_t>(to), to), me_, static_cast<std::size_t>(to), e);
+    }
+    int seen = 1;  // the flags found so far, from the previous member back
+    ctx_.waitUntil([&] {
+      for (; seen < p; ++seen) {
+        std::atomic_ref<std::uint64_t> from(*slot((me_ + p - seen) % p));
+        if (from.load(std::memory_order_acquire) < e) return false;
+      }
+      return true;
+    });
+    return;
+  }
   for (int k = 0, dist = 1; dist < p; ++k, dist <<= 1) {
     const int to = (me_ + dist) % p;
-    Peer& peer = partner(k, to);
-    if (peer.direct != nullptr) {
-      std::uint64_t* dst = peer.direct + static_cast<std::size_t>(k) * (kSlotStride / 8);
-      std::atomic_ref<std::uint64_t>(*dst).store(e, std::memory_order_release);
-    } else {
-      out[k] = e;
-      transport::Iov iov{&out[k], sizeof(std::uint64_t)};
-      auto& ep = ctx_.endpoint((*ranks_)[static_cast<std::size_t>(to)]);
-      (void)ep.put({&iov, 1}, peer.base + static_cast<std::uint64_t>(k) * kSlotStride, *peer.key);
-      ep.post();  // the peer waits for it: no batching
-    }
+    signal(partner(static_cast<std::size_t>(k), to), k, static_cast<std::size_t>(k), e);
     std::atomic_ref<std::uint64_t> mine(*slot(k));
     ctx_.waitUntil([&] { return mine.load(std::memory_order_acquire) >= e; });
   }

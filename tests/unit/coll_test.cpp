@@ -7,6 +7,8 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -170,6 +172,40 @@ TEST_P(Collectives, FamiliesOnWorldSplitAndDup) {
     }
     half->free();
   });
+}
+
+// No member leaves a barrier before every member has entered it, with some members late to
+// every barrier in turn: on one node (the flat exchange from 3 to 8 members: world of 3, 5 and
+// 8, halves of 3 and 4) and with a node per rank (dissemination).
+TEST_P(Collectives, BarrierLetsNobodyOutBeforeEveryoneIsIn) {
+  auto [transport, n, alg, chunk] = GetParam();
+  if (alg != "auto" || chunk != 0) GTEST_SKIP() << "the barrier has no algorithm or chunk to force";
+  for (const int perNode : {0, 1}) {
+    // A node per thread: each spins as if it had a core of its own, so fewer rounds.
+    const int rounds = perNode == 0 ? 200 : 30;
+    std::atomic<int> inWorld{0};
+    std::array<std::atomic<int>, 2> inHalf{};
+    spawn(
+        n, transport,
+        [&, n = n](Context& ctx) {
+          auto half = ctx.world().split(ctx.rank() % 2, ctx.rank());
+          ASSERT_NE(half, nullptr);
+          auto& halfIn = inHalf[static_cast<std::size_t>(ctx.rank() % 2)];
+          for (int it = 0; it < rounds; ++it) {
+            if ((it + ctx.rank()) % 7 == 0) {
+              std::this_thread::sleep_for(std::chrono::microseconds(50));
+            }
+            inWorld.fetch_add(1);
+            ctx.world().barrier();
+            ASSERT_GE(inWorld.load(), n * (it + 1)) << "iteration " << it;
+            halfIn.fetch_add(1);
+            half->barrier();
+            ASSERT_GE(halfIn.load(), half->size() * (it + 1)) << "iteration " << it;
+          }
+          half->free();
+        },
+        perNode);
+  }
 }
 
 // A freed communicator's scratch region goes to the next one of its size: mapped already here
