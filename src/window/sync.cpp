@@ -113,7 +113,7 @@ void SyncRegion::barrier() {
   if (p == 1) return;
   const std::uint64_t e = ++epoch_;
   if (flat_) {
-    // Every other member's slot me_, from the next member on (no two write one line at once).
+    // Slot me_ of every other member: a line of its own for each writer.
     for (int d = 1; d < p; ++d) {
       const int to = (me_ + d) % p;
       signal(partner(static_cast<std::size_t>(to), to), me_, static_cast<std::size_t>(to), e);
