@@ -455,6 +455,7 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
 }
 
 Channel::~Channel() {
+  if (placement_) ctx_.clearPlacement();
   try {
     quiesce();
   } catch (const std::exception& e) {
@@ -773,12 +774,25 @@ Channel::Peer& Channel::resolveSlow(int member) {
         staging_.resize(sizeof(ChunkHeader) + maxPayload_);  // chunks are put from here
       }
     }
+    if (placement_ && p.direct != nullptr && member != me_) {
+      ctx_.placementWord(ranks_[static_cast<std::size_t>(member)], cpuWord(p.direct));
+    }
     p.resolved = true;
     log::core().debug("collective scratch of member {} (world {}): {}", member,
                       ranks_[static_cast<std::size_t>(member)],
                       p.direct != nullptr ? "direct" : "transport");
   }
   return p;
+}
+
+void Channel::showPlacement() {
+  placement_ = true;
+  ctx_.placementWord(ranks_[static_cast<std::size_t>(me_)], cpuWord(local_));
+}
+
+std::uint64_t* Channel::cpuWord(std::byte* region) const noexcept {
+  return reinterpret_cast<std::uint64_t*>(region + syncOff_ +
+                                          SyncRegion::kCpuSlot * SyncRegion::kSlotStride);
 }
 
 SyncRegion::Target Channel::syncTarget(int member) {

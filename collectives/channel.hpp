@@ -203,6 +203,8 @@ class Channel {
   [[nodiscard]] std::byte* syncSlots() const noexcept { return local_ + syncOff_; }
   /// Where member `member`'s barrier slots are, the member resolved (mapped) if it was not.
   SyncRegion::Target syncTarget(int member);
+  /// The CPU word (SyncRegion::kCpuSlot) in a member's region mapped at `region`.
+  std::uint64_t* cpuWord(std::byte* region) const noexcept;
   /// Every member has quiesced and passed a barrier since (MPI_Comm_free): nobody writes into
   /// the region any more, so it goes to the context for a later channel of the same size
   /// (Context::keepScratch) when this one goes.
@@ -294,6 +296,9 @@ class Channel {
   [[nodiscard]] int algorithm() const noexcept { return algorithm_; }
   /// Whether every member runs on this rank's node (every member answers alike).
   [[nodiscard]] bool oneNode() const noexcept { return oneNode_; }
+  /// The world communicator's channel: tells the context where each member it maps shows its
+  /// CPU (Context::placementWord), this rank first; forgotten when the channel goes.
+  void showPlacement();
 
  private:
   struct Peer {
@@ -527,6 +532,7 @@ class Channel {
   std::bitset<kBoardSlots> boardUsed_;   // every slot ever claimed
   int algorithm_ = 0;
   bool oneNode_ = false;
+  bool placement_ = false;  // showPlacement()
   // Cross-memory attach for rendezvous reads (ONESIDED_COLL_ATTACH): kAttachAuto measures it
   // against a copy through the mapping on the first peer that allows it, once per process
   // (Context::attachPaysOff).

@@ -176,6 +176,11 @@ class Context {
     }
     waitPastTight(done);
   }
+  /// Where on-node world rank `worldRank` shows the CPU it runs on (a word in its world
+  /// scratch region as mapped here), told by the world communicator's channel as it maps the
+  /// members (this rank too); null words are unknown. clearPlacement() before that channel goes.
+  void placementWord(int worldRank, std::uint64_t* word) noexcept;
+  void clearPlacement() noexcept;
   /// How many polls waitUntil() makes before it drives progress: a caller that made them itself
   /// (a fast path that cannot throw) continues with waitPastTight().
   [[nodiscard]] unsigned tightSpins() const noexcept {
@@ -210,7 +215,11 @@ class Context {
   void backoff(unsigned spins, std::int64_t& since, unsigned& alone);
   /// One yield of an oversubscribed wait; a short sleep instead once this wait's yields have
   /// found nothing else to run on this core `kAloneYields` times in a row (`alone` counts them).
-  static void yieldShared(unsigned& alone);
+  void yieldShared(unsigned& alone);
+  /// Oversubscribed waits, every kLookEveryNs at most: shows the CPU this rank runs on, and
+  /// moves the rank to another CPU it may use when its own runs two more of the node's ranks
+  /// than that one (the highest rank on it moves; `now` from transport::nowNs()).
+  void balanceCores(std::int64_t now) noexcept;
   void forgetPeerKey(int worldRank, std::span<const std::byte> packed);
 
   std::unique_ptr<bootstrap::Bootstrap> boot_;
@@ -228,6 +237,17 @@ class Context {
   // More ranks than CPUs this process may run on: waits yield from the start, since the rank
   // waited for is likely waiting for this core.
   bool oversubscribed_ = false;
+  // balanceCores(): on when oversubscribed with two CPUs or more to use (ONESIDED_BALANCE);
+  // the node's ranks' CPU words (by index in nodePeers_; the value is the CPU + 1, 0 unknown),
+  // the CPUs this rank may use, when it looks next, whether a thread is looking, the CPU it
+  // showed last and until when it stays where it moved.
+  bool balance_ = false;
+  std::unique_ptr<std::atomic<std::uint64_t*>[]> placeWords_;
+  std::vector<int> cpus_;
+  std::atomic<std::int64_t> nextLook_{0};
+  std::atomic<bool> looking_{false};
+  int cpuShown_ = -1;
+  std::int64_t stayUntil_ = 0;
   /// Rank r's start-up blob ([address length][transport address][world sync info]), fetched
   /// from the bootstrap on first use.
   const std::vector<std::byte>& peerBlob(int worldRank);

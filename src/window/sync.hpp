@@ -36,6 +36,10 @@ void parseRegionInfo(const std::vector<std::byte>& in, std::uint64_t& base,
 class SyncRegion {
  public:
   static constexpr int kRounds = 32;  // enough for 2^32 ranks
+  /// A slot no barrier writes (an int rank count needs 31 rounds at most, the flat barrier
+  /// kFlatUpTo slots): in the world communicator's region, the CPU its rank runs on
+  /// (Context::placementWord).
+  static constexpr int kCpuSlot = kRounds - 1;
   static constexpr std::size_t kSlotStride = 64;
   /// Most members of a one-node region whose barrier is one flat exchange (see above).
   static constexpr int kFlatUpTo = 8;

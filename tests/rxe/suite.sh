@@ -119,8 +119,10 @@ mpi_step() {
 # 8 ranks on 2 emulated CPUs); its verbs path (RDMA reads of the sender's region) runs at 1-4.
 # Nor coll_malloc: what it adds is the shared-memory path (shared send pages), which neither
 # verbs nor UCX over rxe0 takes; its streams there go as coll_random's do.
+# Nor spread_ranks: ranks see where the others run through the memory they map from each other
+# (UCX over shared memory), which neither verbs nor UCX over rxe0 gives them.
 mpi_step "MPI programs, ONESIDED_TRANSPORT=verbs" 600 "ONESIDED_TRANSPORT=verbs" -- \
-  -L mpi -E 'compare|coll_alloc_mem_np8|coll_malloc'
+  -L mpi -E 'compare|coll_alloc_mem_np8|coll_malloc|spread_ranks'
 
 # UCX_UD_TIMEOUT: UCX ends the process (a fatal "UD endpoint ... unhandled timeout error") when
 # a ud_verbs peer acknowledges nothing for 30 s; under TCG, with 11 ranks of two programs on the
@@ -148,7 +150,7 @@ ucx_env="ONESIDED_TRANSPORT=ucx UCX_NET_DEVICES=rxe0:1 UCX_TLS=rc_verbs,ud_verbs
 ucx_env+=" UCX_IB_GID_INDEX=0 UCX_UD_TIMEOUT=600s"
 mpi_step "MPI programs, ONESIDED_TRANSPORT=ucx over rxe0" 300 \
   "$ucx_env ONESIDED_PROGRESS_THREAD=0 ONESIDED_TEST_TIME_SCALE=8" -- \
-  -L mpi -E 'compare|passive|_np[38]$|coll_alloc_mem|coll_malloc'
+  -L mpi -E 'compare|passive|_np[38]$|coll_alloc_mem|coll_malloc|spread_ranks'
 mpi_step "MPI programs, ONESIDED_TRANSPORT=ucx over rxe0, passive target with the progress thread" \
   300 "$ucx_env" -- -L mpi -R passive -E compare
 

@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Windows, put / get and fence with ranks as threads, over every transport of this build.
+#include <sched.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <string>
 #include <vector>
 
+#include "balance.hpp"
 #include "rank_test.hpp"
 
 namespace onesided::test {
@@ -271,6 +277,48 @@ TEST_P(Checks, CreationFailsTogether) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Checks, ::testing::ValuesIn(transports()));
+
+// The choice behind it: the last rank on a CPU with two more ranks than the least busy CPU
+// it may use moves there, one rank at a time, and nobody moves on partial knowledge.
+TEST(WaitPolicy, BalanceMovesTheLastRankOffACrowdedCpu) {
+  auto target = [](std::vector<int> shown, std::size_t me, std::vector<int> allowed) {
+    return detail::balanceTarget(shown, me, allowed);
+  };
+  const std::vector<int> two{0, 1};
+  // 3 + 1: only the last of the three moves.
+  EXPECT_EQ(target({0, 0, 0, 1}, 2, two), 1);
+  for (std::size_t me : {0U, 1U, 3U}) EXPECT_EQ(target({0, 0, 0, 1}, me, two), -1) << me;
+  EXPECT_EQ(target({1, 0, 1, 1}, 3, two), 0);
+  // Even, or one apart: nobody moves.
+  for (std::size_t me = 0; me < 4; ++me) EXPECT_EQ(target({0, 1, 1, 0}, me, two), -1) << me;
+  for (std::size_t me = 0; me < 3; ++me) EXPECT_EQ(target({0, 0, 1}, me, two), -1) << me;
+  EXPECT_EQ(target({0, 0, 0}, 2, two), 1);
+  // 8 ranks, 6 + 2.
+  EXPECT_EQ(target({0, 0, 1, 0, 0, 1, 0, 0}, 7, two), 1);
+  EXPECT_EQ(target({0, 0, 1, 0, 0, 1, 0, 0}, 6, two), -1);
+  // A rank whose CPU is unknown yet: nobody moves.
+  EXPECT_EQ(target({0, -1, 0, 0}, 3, two), -1);
+  // The least busy allowed CPU, the lowest on a tie, also an idle one; CPUs outside the set
+  // count for nothing there.
+  EXPECT_EQ(target({0, 0, 1, 1}, 1, {0, 1, 2, 3}), 2);
+  EXPECT_EQ(target({5, 5, 5, 1}, 2, two), 0);
+  EXPECT_EQ(target({0, 0, 0, 1}, 2, {0}), -1);
+  EXPECT_EQ(target({0, 0}, 5, two), -1);
+}
+
+// Bad values of ONESIDED_BALANCE are refused (ranks as processes move in
+// tests/mpi/spread_ranks.c; the choice is checked above).
+TEST(WaitPolicy, BadBalanceValuesAreRejected) {
+  setenv("ONESIDED_BALANCE", "2", 1);
+  try {
+    spawn(1, "self", [](Context&) {});
+    ADD_FAILURE() << "ONESIDED_BALANCE=2 was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.errorClass(), kErrArg);
+    EXPECT_NE(std::string(e.what()).find("ONESIDED_BALANCE=2"), std::string::npos) << e.what();
+  }
+  unsetenv("ONESIDED_BALANCE");
+}
 
 }  // namespace
 }  // namespace onesided::test
