@@ -278,6 +278,40 @@ TEST_P(Checks, CreationFailsTogether) {
 
 INSTANTIATE_TEST_SUITE_P(All, Checks, ::testing::ValuesIn(transports()));
 
+}  // namespace
+}  // namespace onesided::test
+
+namespace onesided::test {
+namespace {
+
+// Starting a rank with environment variable `var` set to `value` fails with MPI_ERR_ARG and a
+// message that names both.
+void expectRefused(const char* var, const char* value) {
+  setenv(var, value, 1);
+  try {
+    spawn(1, "self", [](Context&) {});
+    ADD_FAILURE() << var << "=" << value << " was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.errorClass(), kErrArg);
+    const std::string said = std::string(var) + "=" + value;
+    EXPECT_NE(std::string(e.what()).find(said), std::string::npos) << e.what();
+  }
+  unsetenv(var);
+}
+
+// ONESIDED_WAIT: spin (never yield or sleep) works like the default; a bad value is an error
+// that names it.
+TEST(WaitPolicy, SpinWorksAndBadValuesAreRejected) {
+  setenv("ONESIDED_WAIT", "spin", 1);
+  spawn(2, "self", [](Context& ctx) {
+    auto win = Window::allocate(ctx.world(), 8, 8);
+    for (int i = 0; i < 100; ++i) win->fence();
+    win->free();
+  });
+  unsetenv("ONESIDED_WAIT");
+  expectRefused("ONESIDED_WAIT", "sometimes");
+}
+
 // The choice behind it: the last rank on a CPU with two more ranks than the least busy CPU
 // it may use moves there, one rank at a time, and nobody moves on partial knowledge.
 TEST(WaitPolicy, BalanceMovesTheLastRankOffACrowdedCpu) {
@@ -309,41 +343,8 @@ TEST(WaitPolicy, BalanceMovesTheLastRankOffACrowdedCpu) {
 // Bad values of ONESIDED_BALANCE are refused (ranks as processes move in
 // tests/mpi/spread_ranks.c; the choice is checked above).
 TEST(WaitPolicy, BadBalanceValuesAreRejected) {
-  setenv("ONESIDED_BALANCE", "2", 1);
-  try {
-    spawn(1, "self", [](Context&) {});
-    ADD_FAILURE() << "ONESIDED_BALANCE=2 was accepted";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.errorClass(), kErrArg);
-    EXPECT_NE(std::string(e.what()).find("ONESIDED_BALANCE=2"), std::string::npos) << e.what();
-  }
-  unsetenv("ONESIDED_BALANCE");
-}
-
-}  // namespace
-}  // namespace onesided::test
-
-namespace onesided::test {
-namespace {
-
-// ONESIDED_WAIT: spin (never yield or sleep) works like the default; a bad value is an error
-// that names it.
-TEST(WaitPolicy, SpinWorksAndBadValuesAreRejected) {
-  setenv("ONESIDED_WAIT", "spin", 1);
-  spawn(2, "self", [](Context& ctx) {
-    auto win = Window::allocate(ctx.world(), 8, 8);
-    for (int i = 0; i < 100; ++i) win->fence();
-    win->free();
-  });
-  setenv("ONESIDED_WAIT", "sometimes", 1);
-  try {
-    spawn(1, "self", [](Context&) {});
-    ADD_FAILURE() << "ONESIDED_WAIT=sometimes was accepted";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.errorClass(), kErrArg);
-    EXPECT_NE(std::string(e.what()).find("sometimes"), std::string::npos) << e.what();
-  }
-  unsetenv("ONESIDED_WAIT");
+  expectRefused("ONESIDED_BALANCE", "2");
+  expectRefused("ONESIDED_BALANCE", "yes");
 }
 
 }  // namespace
