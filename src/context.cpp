@@ -400,9 +400,9 @@ void Context::balanceCores(std::int64_t now) noexcept {
   // With more ranks than CPUs the scheduler may leave them unevenly spread for a whole run:
   // 4 ranks on 2 cores split 3 + 1 in about one launch of three, and every small collective
   // then took 3.5-5 us instead of 2-2.5 (the crowded core runs three ranks in turn per call).
-  // It does not even them out by itself: every rank is runnable and cache-hot all the time. A
-  // rank that sees its CPU crowded moves itself: its affinity set to the emptier CPU alone,
-  // then back to what it was, which leaves it there.
+  // It evens them out by itself only after 40-185 ms here: every rank is runnable and
+  // cache-hot all the time. A rank that sees its CPU crowded moves itself (within 0.5-2 ms):
+  // its affinity set to the emptier CPU alone, then back to what it was, which leaves it there.
   constexpr std::int64_t kLookEveryNs = 50'000;
   constexpr std::int64_t kStayNs = 2'000'000;  // after a move, how long a rank stays put
   if (!balance_ || now < nextLook_.load(std::memory_order_relaxed)) return;
