@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// MPI_Alltoall and MPI_Alltoallv (MPI-3.1 §5.8): block j of rank i lands in block i of rank j.
+// MPI_Alltoall, MPI_Alltoallv and MPI_Alltoallw (MPI-3.1 §5.8): block j of rank i lands in
+// block i of rank j.
 // Staggered: rank i writes to i + 1, i + 2, ... (mod p), so in each step every member is the
 // target of exactly one writer, with at most ONESIDED_COLL_INFLIGHT writes in flight per rank;
 // each member unpacks the blocks written into its scratch as their counters arrive. In place,
@@ -33,6 +34,30 @@ void exchange(Comm& comm, const Src& src, const Dst& dst, WholeSend whole = {}) 
   f.rethrow();
 }
 
+// In place: the receive buffer's blocks are both the data sent and the destination, so they
+// are packed first.
+template <class Dst>
+void exchangeInPlace(Comm& comm, const Dst& dst) {
+  const auto p = static_cast<std::size_t>(comm.size());
+  std::vector<std::size_t> off(p + 1, 0);
+  for (std::size_t i = 0; i < p; ++i) {
+    const Stream d = dst(static_cast<int>(i));
+    off[i + 1] = off[i] + bytesOf(d.count, *d.type);
+  }
+  std::vector<std::byte> copy(off.back());
+  for (std::size_t i = 0; i < p; ++i) {
+    const Stream d = dst(static_cast<int>(i));
+    pack(d.buf, d.count, *d.type, copy.data() + off[i], off[i + 1] - off[i]);
+  }
+  exchange(
+      comm,
+      [&](int r) {
+        const auto i = static_cast<std::size_t>(r);
+        return bytes(copy.data() + off[i], off[i + 1] - off[i], dst(r).type);
+      },
+      dst);
+}
+
 }  // namespace
 
 void alltoall(Comm& comm, const void* sbuf, int scount, const Datatype* stype, void* rbuf,
@@ -46,17 +71,7 @@ void alltoall(Comm& comm, const void* sbuf, int scount, const Datatype* stype, v
     return Stream{at(rbuf, rt, static_cast<std::int64_t>(r) * rcount),
                   static_cast<std::size_t>(rcount), &rt};
   };
-  if (inplace) {
-    const std::size_t bb = bytesOf(static_cast<std::size_t>(rcount), rt);
-    std::vector<std::byte> copy(static_cast<std::size_t>(p) * bb);
-    for (int r = 0; r < p; ++r) {
-      pack(dst(r).buf, dst(r).count, rt, copy.data() + static_cast<std::size_t>(r) * bb, bb);
-    }
-    exchange(
-        comm, [&](int r) { return bytes(copy.data() + static_cast<std::size_t>(r) * bb, bb, &rt); },
-        dst);
-    return;
-  }
+  if (inplace) return exchangeInPlace(comm, dst);
   checkCount(scount, "sendcount");
   const Datatype& st = checkType(stype, "sendtype");
   std::int64_t slo = 0, shi = 0, rlo = 0, rhi = 0;
@@ -84,26 +99,7 @@ void alltoallv(Comm& comm, const void* sbuf, const int* scounts, const int* sdis
   auto dst = [&](int r) {
     return Stream{at(rbuf, rt, rdispls[r]), static_cast<std::size_t>(rcounts[r]), &rt};
   };
-  if (inplace) {
-    std::vector<std::size_t> off(static_cast<std::size_t>(p) + 1, 0);
-    for (int r = 0; r < p; ++r) {
-      off[static_cast<std::size_t>(r) + 1] =
-          off[static_cast<std::size_t>(r)] + bytesOf(static_cast<std::size_t>(rcounts[r]), rt);
-    }
-    std::vector<std::byte> copy(off.back());
-    for (int r = 0; r < p; ++r) {
-      const auto i = static_cast<std::size_t>(r);
-      pack(dst(r).buf, dst(r).count, rt, copy.data() + off[i], off[i + 1] - off[i]);
-    }
-    exchange(
-        comm,
-        [&](int r) {
-          const auto i = static_cast<std::size_t>(r);
-          return bytes(copy.data() + off[i], off[i + 1] - off[i], &rt);
-        },
-        dst);
-    return;
-  }
+  if (inplace) return exchangeInPlace(comm, dst);
   std::int64_t slo = 0, shi = 0;
   const Datatype& st =
       checkBlocks(p, scounts, "sendcounts", sdispls, "sdispls", stype, "sendtype", slo, shi);
@@ -113,6 +109,30 @@ void alltoallv(Comm& comm, const void* sbuf, const int* scounts, const int* sdis
       comm,
       [&](int r) {
         return Stream{at(sbuf, st, sdispls[r]), static_cast<std::size_t>(scounts[r]), &st};
+      },
+      dst, lazyWholeOf(args));
+}
+
+void alltoallw(Comm& comm, const void* sbuf, const int* scounts, const int* sdispls,
+               const Datatype* const* stypes, void* rbuf, const int* rcounts, const int* rdispls,
+               const Datatype* const* rtypes) {
+  onesided::detail::Collective guard(comm.channel());
+  const int p = comm.size();
+  std::int64_t rlo = 0, rhi = 0;
+  checkBlocksW(p, rcounts, "recvcounts", rdispls, "rdispls", rtypes, "recvtypes", rlo, rhi);
+  // Displacements in bytes, each block with its own datatype.
+  auto dst = [&](int r) {
+    return Stream{byteAt(rbuf, rdispls[r]), static_cast<std::size_t>(rcounts[r]), rtypes[r]};
+  };
+  if (inPlaceArg(sbuf)) return exchangeInPlace(comm, dst);
+  std::int64_t slo = 0, shi = 0;
+  checkBlocksW(p, scounts, "sendcounts", sdispls, "sdispls", stypes, "sendtypes", slo, shi);
+  checkNoAlias(sbuf, slo, shi, rbuf, rlo, rhi, "sendbuf", "recvbuf");
+  const WholeArgs args{sbuf, p, scounts, sdispls, nullptr, stypes};
+  exchange(
+      comm,
+      [&](int r) {
+        return Stream{byteAt(sbuf, sdispls[r]), static_cast<std::size_t>(scounts[r]), stypes[r]};
       },
       dst, lazyWholeOf(args));
 }

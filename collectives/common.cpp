@@ -47,6 +47,11 @@ const Datatype& checkType(const Datatype* t, const char* what) {
 
 void widen(const Datatype& t, std::int64_t disp, std::size_t count, std::int64_t& lo,
            std::int64_t& hi) {
+  widenBytes(t, disp * t.extent(), count, lo, hi);
+}
+
+void widenBytes(const Datatype& t, std::int64_t offset, std::size_t count, std::int64_t& lo,
+                std::int64_t& hi) {
   std::int64_t l = 0;
   std::int64_t h = 0;
   if (count == 0) return;
@@ -57,8 +62,8 @@ void widen(const Datatype& t, std::int64_t disp, std::size_t count, std::int64_t
   } else if (!t.footprint(count, l, h) || l == h) {
     return;
   }
-  l += disp * t.extent();
-  h += disp * t.extent();
+  l += offset;
+  h += offset;
   if (lo == hi) {
     lo = l;
     hi = h;
@@ -84,6 +89,26 @@ const Datatype& checkBlocks(int p, const int* counts, const char* countsName, co
   return type;
 }
 
+void checkBlocksW(int p, const int* counts, const char* countsName, const int* displs,
+                  const char* displsName, const Datatype* const* types, const char* typesName,
+                  std::int64_t& lo, std::int64_t& hi) {
+  if (counts == nullptr) throw Error(kErrArg, std::string(countsName) + " is NULL");
+  if (displs == nullptr) throw Error(kErrArg, std::string(displsName) + " is NULL");
+  if (types == nullptr) throw Error(kErrArg, std::string(typesName) + " is NULL");
+  // Names are built only for an error: this runs per call.
+  auto named = [](const char* array, int r) {
+    return std::string(array) + "[" + std::to_string(r) + "]";
+  };
+  for (int r = 0; r < p; ++r) {
+    if (counts[r] < 0) checkCount(counts[r], named(countsName, r).c_str());
+    const Datatype* given = types[r];
+    const Datatype& t = given != nullptr && given->committed()
+                            ? *given
+                            : checkType(given, named(typesName, r).c_str());  // throws
+    widenBytes(t, displs[r], static_cast<std::size_t>(counts[r]), lo, hi);
+  }
+}
+
 void checkNoAlias(const void* a, std::int64_t alo, std::int64_t ahi, const void* b,
                   std::int64_t blo, std::int64_t bhi, const char* aName, const char* bName) {
   if (alo == ahi || blo == bhi) return;
@@ -95,21 +120,43 @@ void checkNoAlias(const void* a, std::int64_t alo, std::int64_t ahi, const void*
   }
 }
 
-WholeSend wholeOf(const void* buf, int p, const int* counts, const int* displs, const Datatype& t) {
-  if (!t.contiguous()) return {};
-  const auto* start = static_cast<const std::byte*>(nullptr);
+namespace {
+// The non-empty blocks block(r) = {start, bytes} as one WholeSend if they tile in rank order.
+template <class Block>
+WholeSend tiled(int p, const int* counts, Block block) {
+  const std::byte* start = nullptr;
   std::size_t len = 0;
   for (int r = 0; r < p; ++r) {
     if (counts[r] == 0) continue;
-    const auto* b = static_cast<const std::byte*>(at(buf, t, displs[r]));
+    const auto [b, n] = block(r);
     if (start == nullptr) {
       start = b;
     } else if (b != start + len) {
       return {};
     }
-    len += bytesOf(static_cast<std::size_t>(counts[r]), t);
+    len += n;
   }
   return {start, len};
+}
+}  // namespace
+
+WholeSend wholeOf(const void* buf, int p, const int* counts, const int* displs, const Datatype& t) {
+  if (!t.contiguous()) return {};
+  return tiled(p, counts, [&](int r) {
+    return std::pair{static_cast<const std::byte*>(at(buf, t, displs[r])),
+                     bytesOf(static_cast<std::size_t>(counts[r]), t)};
+  });
+}
+
+WholeSend wholeOf(const void* buf, int p, const int* counts, const int* displs,
+                  const Datatype* const* types) {
+  for (int r = 0; r < p; ++r) {
+    if (counts[r] != 0 && !types[r]->contiguous()) return {};
+  }
+  return tiled(p, counts, [&](int r) {
+    return std::pair{static_cast<const std::byte*>(byteAt(buf, displs[r])),
+                     bytesOf(static_cast<std::size_t>(counts[r]), *types[r])};
+  });
 }
 
 Stream bytes(const void* p, std::size_t n, const Datatype* sig) {

@@ -69,12 +69,21 @@ void checkNoAlias(const void* a, std::int64_t alo, std::int64_t ahi, const void*
 /// [lo, hi) bytes relative to buf that `count` elements at `disp` extents touch, widened.
 void widen(const Datatype& t, std::int64_t disp, std::size_t count, std::int64_t& lo,
            std::int64_t& hi);
+/// The same for a displacement of `offset` bytes (MPI_Alltoallw's).
+void widenBytes(const Datatype& t, std::int64_t offset, std::size_t count, std::int64_t& lo,
+                std::int64_t& hi);
 /// One side of a v-collective: its counts and displacements (MPI_ERR_ARG for a NULL array,
 /// MPI_ERR_COUNT naming a negative entry) and its datatype (checkType), in that order; `lo`,
 /// `hi` are widened to the bytes the p blocks touch. Returns the datatype.
 const Datatype& checkBlocks(int p, const int* counts, const char* countsName, const int* displs,
                             const char* displsName, const Datatype* t, const char* typeName,
                             std::int64_t& lo, std::int64_t& hi);
+/// checkBlocks() for a datatype per block and displacements in bytes (MPI_Alltoallw): NULL
+/// arrays (MPI_ERR_ARG), then per block its count (MPI_ERR_COUNT) and its datatype (checkType),
+/// each named with its index.
+void checkBlocksW(int p, const int* counts, const char* countsName, const int* displs,
+                  const char* displsName, const Datatype* const* types, const char* typesName,
+                  std::int64_t& lo, std::int64_t& hi);
 
 /// Address of element `i` of a buffer of `t` (i extents on).
 inline const void* at(const void* buf, const Datatype& t, std::int64_t i) {
@@ -85,26 +94,35 @@ inline void* at(void* buf, const Datatype& t, std::int64_t i) {
   return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(buf) +
                                  static_cast<std::uintptr_t>(i * t.extent()));
 }
+/// Address `offset` bytes from buf (as at(): buf may be NULL for empty blocks).
+inline const void* byteAt(const void* buf, std::int64_t offset) {
+  return at(buf, datatypeOf<std::byte>(), offset);
+}
 inline std::size_t bytesOf(std::size_t count, const Datatype& t) { return count * t.size(); }
 
 /// A send argument as one buffer (WholeSend), or {}: the p blocks of counts[r] elements of t
 /// at displs[r] (extents) must tile it in rank order, so every byte of it is send data of the
 /// call: t contiguous, each non-empty block starting where the one before ended.
 WholeSend wholeOf(const void* buf, int p, const int* counts, const int* displs, const Datatype& t);
+/// The same with a datatype per block and displacements in bytes (MPI_Alltoallw).
+WholeSend wholeOf(const void* buf, int p, const int* counts, const int* displs,
+                  const Datatype* const* types);
 /// wholeOf's arguments, for a WholeSend found only when needed (WholeSend::find): `args` must
-/// live until the phase ends.
+/// live until the phase ends. With `types`, displacements are in bytes and `t` is not used.
 struct WholeArgs {
   const void* buf;
   int p;
   const int* counts;
   const int* displs;
   const Datatype* t;
+  const Datatype* const* types = nullptr;
 };
 inline WholeSend lazyWholeOf(const WholeArgs& args) {
   return {nullptr, 0,
           [](const void* ctx) {
             const auto* a = static_cast<const WholeArgs*>(ctx);
-            return wholeOf(a->buf, a->p, a->counts, a->displs, *a->t);
+            return a->types != nullptr ? wholeOf(a->buf, a->p, a->counts, a->displs, a->types)
+                                       : wholeOf(a->buf, a->p, a->counts, a->displs, *a->t);
           },
           &args};
 }

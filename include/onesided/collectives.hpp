@@ -63,6 +63,11 @@ void alltoall(Comm& comm, const void* sbuf, int scount, const Datatype* stype, v
 void alltoallv(Comm& comm, const void* sbuf, const int* scounts, const int* sdispls,
                const Datatype* stype, void* rbuf, const int* rcounts, const int* rdispls,
                const Datatype* rtype);
+/// MPI_Alltoallw: alltoallv with a datatype per block and displacements in bytes; in place,
+/// the receive layout describes both.
+void alltoallw(Comm& comm, const void* sbuf, const int* scounts, const int* sdispls,
+               const Datatype* const* stypes, void* rbuf, const int* rcounts, const int* rdispls,
+               const Datatype* const* rtypes);
 /// A user-defined reduction (MPI_Op_create), bound by the caller to the call's datatype:
 /// combine(in, inout, count) sets inout[i] = in[i] op inout[i] for `count` elements laid out by
 /// that datatype's type map (MPI-3.1 §5.9.5).

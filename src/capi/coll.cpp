@@ -15,6 +15,26 @@ const Datatype* typeIf(bool significant, MPI_Datatype t) {
 
 bool isRoot(Comm& c, int root) { return c.rank() == root; }
 
+/// MPI_Alltoallw's datatypes, one per member: MPI_ERR_ARG for a NULL array; MPI_DATATYPE_NULL
+/// stays null (the collective names it), any other bad handle is MPI_ERR_TYPE naming its entry.
+using TypeList = onesided::detail::SmallVec<const Datatype*, 16>;
+TypeList typesOf(const Comm& c, const MPI_Datatype* types, const char* what) {
+  if (types == nullptr) throw Error(MPI_ERR_ARG, std::string(what) + " is NULL");
+  TypeList out;
+  for (int r = 0; r < c.size(); ++r) {
+    if (types[r] == MPI_DATATYPE_NULL) {
+      out.push_back(nullptr);
+      continue;
+    }
+    try {
+      out.push_back(&datatype(types[r]));
+    } catch (const Error& e) {
+      throw Error(e.errorClass(), std::string(what) + "[" + std::to_string(r) + "]: " + e.what());
+    }
+  }
+  return out;
+}
+
 }  // namespace
 }  // namespace onesided::capi
 
@@ -119,6 +139,24 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
     coll::alltoallv(c, sendbuf, sendcounts, sdispls,
                     capi::typeIf(sendbuf != MPI_IN_PLACE, sendtype), recvbuf, recvcounts, rdispls,
                     &capi::datatype(recvtype));
+  });
+}
+
+int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                  const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                  const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  return call("MPI_Alltoallw", On::comm(comm), [&] {
+    auto& c = capi::comm(comm);
+    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
+    const capi::TypeList rt = capi::typesOf(c, recvtypes, "recvtypes");
+    if (sendbuf == MPI_IN_PLACE) {  // the send arguments are ignored
+      coll::alltoallw(c, sendbuf, nullptr, nullptr, nullptr, recvbuf, recvcounts, rdispls,
+                      rt.data());
+      return;
+    }
+    const capi::TypeList st = capi::typesOf(c, sendtypes, "sendtypes");
+    coll::alltoallw(c, sendbuf, sendcounts, sdispls, st.data(), recvbuf, recvcounts, rdispls,
+                    rt.data());
   });
 }
 

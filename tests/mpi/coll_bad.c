@@ -65,6 +65,46 @@ int main(int argc, char** argv) {
     free(c);
     free(d);
   }
+  {
+    /* MPI_Alltoallw: arrays, counts and a datatype per block, each bad entry named. */
+    int* c = malloc((size_t)p * sizeof(int));
+    int* d = malloc((size_t)p * sizeof(int));
+    MPI_Datatype* t = malloc((size_t)p * sizeof(MPI_Datatype));
+    MPI_Datatype* u = malloc((size_t)p * sizeof(MPI_Datatype));
+    MPI_Datatype loose;
+    MT_CHECK(MPI_Type_contiguous(2, MPI_INT, &loose));
+    for (int i = 0; i < p; ++i) {
+      c[i] = 1;
+      d[i] = 4 * i;
+      t[i] = u[i] = MPI_INT;
+    }
+    expect("alltoallw sendtypes NULL", MPI_Alltoallw(sbuf, c, d, NULL, rbuf, c, d, t, w),
+           MPI_ERR_ARG, "sendtypes is NULL");
+    expect("alltoallw rdispls NULL", MPI_Alltoallw(sbuf, c, d, t, rbuf, c, NULL, t, w), MPI_ERR_ARG,
+           "rdispls is NULL");
+    u[p - 1] = MPI_DATATYPE_NULL;
+    char named[64];
+    snprintf(named, sizeof named, "sendtypes[%d] is MPI_DATATYPE_NULL", p - 1);
+    expect("alltoallw sendtypes[p-1] null", MPI_Alltoallw(sbuf, c, d, u, rbuf, c, d, t, w),
+           MPI_ERR_TYPE, named);
+    u[p - 1] = (MPI_Datatype)123456;
+    expect("alltoallw recvtypes[p-1] bad handle", MPI_Alltoallw(sbuf, c, d, t, rbuf, c, d, u, w),
+           MPI_ERR_TYPE, "recvtypes[");
+    u[p - 1] = loose;
+    expect("alltoallw recvtypes uncommitted", MPI_Alltoallw(sbuf, c, d, t, rbuf, c, d, u, w),
+           MPI_ERR_TYPE, "not committed");
+    c[0] = -2;
+    expect("alltoallw recvcounts[0] -2", MPI_Alltoallw(sbuf, c, d, t, rbuf, c, d, t, w),
+           MPI_ERR_COUNT, "recvcounts[0] -2");
+    c[0] = 1;
+    expect("alltoallw aliased", MPI_Alltoallw(rbuf, c, d, t, rbuf, c, d, t, w), MPI_ERR_BUFFER,
+           "MPI_Alltoallw: sendbuf and recvbuf overlap");
+    MT_CHECK(MPI_Type_free(&loose));
+    free(c);
+    free(d);
+    free(t);
+    free(u);
+  }
   /* Datatypes. */
   expect("bcast MPI_DATATYPE_NULL", MPI_Bcast(sbuf, 1, MPI_DATATYPE_NULL, 0, w), MPI_ERR_TYPE,
          NULL);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Randomized v-collectives against a serial reference: random counts (zeros included), gapped
- * displacements and, per rank and side, one of three one-int element types with different
- * layouts (so sender and receiver type maps differ while signatures match), on random
- * sub-communicators from MPI_Comm_split. Every rank draws the same numbers from the seed (argv[1],
- * default 12345, printed), so each knows what everyone sends; holes must stay untouched.
- * Run with ONESIDED_COLL_ALG / ONESIDED_COLL_CHUNK set to cover each algorithm. */
+/* Randomized v-collectives and MPI_Alltoallw against a serial reference: random counts (zeros
+ * included), gapped displacements and, per rank and side (per block for alltoallw), one of three
+ * one-int element types with different layouts (so sender and receiver type maps differ while
+ * signatures match), on random sub-communicators from MPI_Comm_split. Every rank draws the same
+ * numbers from the seed (argv[1], default 12345, printed), so each knows what everyone sends;
+ * holes must stay untouched. Run with ONESIDED_COLL_ALG / ONESIDED_COLL_CHUNK set to cover each
+ * algorithm. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,6 +207,77 @@ int main(int argc, char** argv) {
       free(sd);
       free(rc);
       free(rd);
+    }
+    /* ---- alltoallw: i sends cnt[i][j] elements to j, every block with its own type on each
+     * side (wt[i][j] at the sender for its block to j, wt[q q + j q + i] at the receiver j for
+     * the block from i), at byte displacements; then in place with symmetric counts ---- */
+    {
+      int* wt = malloc((size_t)(2 * q * q) * sizeof(int));
+      for (int i = 0; i < 2 * q * q; ++i) wt[i] = (int)draw(kTypes);
+      int *sc = malloc((size_t)q * sizeof(int)), *sd = malloc((size_t)q * sizeof(int));
+      int *rc = malloc((size_t)q * sizeof(int)), *rd = malloc((size_t)q * sizeof(int));
+      MPI_Datatype* stt = malloc((size_t)q * sizeof(MPI_Datatype));
+      MPI_Datatype* rtt = malloc((size_t)q * sizeof(MPI_Datatype));
+      long so = 0, ro = 0; /* bytes */
+      for (int j = 0; j < q; ++j) {
+        const int t = wt[m * q + j];
+        sc[j] = cnt[m * q + j];
+        sd[j] = (int)so;
+        stt[j] = types[t];
+        so += (long)(sc[j] + gap[j]) * kExtent[t];
+      }
+      for (int i = q - 1; i >= 0; --i) {
+        const int t = wt[q * q + m * q + i];
+        rc[i] = cnt[i * q + m];
+        rd[i] = (int)ro;
+        rtt[i] = types[t];
+        ro += (long)(rc[i] + gap[(i + 1) % q]) * kExtent[t];
+      }
+      int* s = holes(0, so / 4);
+      for (int j = 0; j < q; ++j)
+        for (int k = 0; k < sc[j]; ++k) *elem((char*)s + sd[j], wt[m * q + j], k) = val(m, j, k);
+      int* r = holes(0, ro / 4);
+      int* want = holes(0, ro / 4);
+      for (int i = 0; i < q; ++i)
+        for (int k = 0; k < rc[i]; ++k)
+          *elem((char*)want + rd[i], wt[q * q + m * q + i], k) = val(i, m, k);
+      MT_CHECK(MPI_Alltoallw(s, sc, sd, stt, r, rc, rd, rtt, c));
+      int bad = 0;
+      for (long x = 0; x < ro / 4 + 1; ++x) bad += r[x] != want[x];
+      MT_EXPECT(bad == 0, "it %d alltoallw: %d ints differ from the reference", it, bad);
+      /* In place: i and j exchange cnt[min][max] elements; this rank's block j has type
+       * wt[q q + m q + j] and is followed by gap[j] holes. */
+      long o = 0;
+      for (int j = 0; j < q; ++j) {
+        const int t = wt[q * q + m * q + j];
+        rc[j] = cnt[(m < j ? m : j) * q + (m < j ? j : m)];
+        rd[j] = (int)o;
+        rtt[j] = types[t];
+        o += (long)(rc[j] + gap[j]) * kExtent[t];
+      }
+      int* x = holes(0, o / 4);
+      int* w = holes(0, o / 4);
+      for (int j = 0; j < q; ++j)
+        for (int k = 0; k < rc[j]; ++k) {
+          *elem((char*)x + rd[j], wt[q * q + m * q + j], k) = val(m, j, k);
+          *elem((char*)w + rd[j], wt[q * q + m * q + j], k) = val(j, m, k);
+        }
+      MT_CHECK(MPI_Alltoallw(MPI_IN_PLACE, NULL, NULL, NULL, x, rc, rd, rtt, c));
+      bad = 0;
+      for (long y = 0; y < o / 4 + 1; ++y) bad += x[y] != w[y];
+      MT_EXPECT(bad == 0, "it %d alltoallw in place: %d ints differ from the reference", it, bad);
+      free(x);
+      free(w);
+      free(s);
+      free(r);
+      free(want);
+      free(sc);
+      free(sd);
+      free(rc);
+      free(rd);
+      free(stt);
+      free(rtt);
+      free(wt);
     }
     free(st);
     free(rt);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* MPI_Scatterv's two examples and its MPI_IN_PLACE rule (shared/seeds/MPI_Scatterv.3in), and
  * the all-to-all rule of shared/seeds/alltoall-alltoallv-zh.txt: block j of rank i lands in
- * block i of rank j, for MPI_Alltoall and MPI_Alltoallv, with derived types and in place. Every
- * result is checked against the serial answer. */
+ * block i of rank j, for MPI_Alltoall, MPI_Alltoallv and MPI_Alltoallw, with derived types and
+ * in place. Every result is checked against the serial answer. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -178,6 +178,137 @@ int main(int argc, char** argv) {
         MT_EXPECT(r[d[i] + k] == v(i, me, k), "alltoallv in place block %d k %d", i, k);
     free(c);
     free(d);
+    free(r);
+    ++cases;
+  }
+  /* Alltoallw transposes a matrix: rank i holds rows [i b, i b + b) of a (p b) x (p b) matrix of
+   * ints, row-major, and sends rank j its columns [j b, j b + b) as one vector type (b rows of b
+   * ints, p b apart) at a byte displacement; rank j receives the b x b blocks as plain ints. */
+  {
+    const int b = 3, row = gsize * b;
+    MPI_Datatype cols;
+    MT_CHECK(MPI_Type_vector(b, b, row, MPI_INT, &cols));
+    MT_CHECK(MPI_Type_commit(&cols));
+    int* s = malloc((size_t)(b * row) * sizeof(int));
+    int* r = malloc((size_t)(gsize * b * b + 1) * sizeof(int));
+    int *sc = malloc((size_t)gsize * sizeof(int)), *sd = malloc((size_t)gsize * sizeof(int));
+    int *rc = malloc((size_t)gsize * sizeof(int)), *rd = malloc((size_t)gsize * sizeof(int));
+    MPI_Datatype* st = malloc((size_t)gsize * sizeof(MPI_Datatype));
+    MPI_Datatype* rt = malloc((size_t)gsize * sizeof(MPI_Datatype));
+    for (int rr = 0; rr < b; ++rr)
+      for (int c = 0; c < row; ++c) s[rr * row + c] = v(me, c / b, rr * b + c % b);
+    for (int i = 0; i < gsize * b * b + 1; ++i) r[i] = -5;
+    for (int j = 0; j < gsize; ++j) {
+      sc[j] = 1;
+      sd[j] = j * b * (int)sizeof(int);
+      st[j] = cols;
+      rc[j] = b * b;
+      rd[j] = j * b * b * (int)sizeof(int);
+      rt[j] = MPI_INT;
+    }
+    MT_CHECK(MPI_Alltoallw(s, sc, sd, st, r, rc, rd, rt, comm));
+    for (int i = 0; i < gsize; ++i)
+      for (int k = 0; k < b * b; ++k)
+        MT_EXPECT(r[i * b * b + k] == v(i, me, k), "alltoallw transpose block %d k %d: %d", i, k,
+                  r[i * b * b + k]);
+    MT_EXPECT(r[gsize * b * b] == -5, "alltoallw transpose wrote past the blocks");
+    MT_CHECK(MPI_Type_free(&cols));
+    free(s);
+    free(r);
+    free(sc);
+    free(sd);
+    free(rc);
+    free(rd);
+    free(st);
+    free(rt);
+    ++cases;
+  }
+  /* Alltoallw with a different basic type per pair: rank i sends rank j (i + j) % 3 + 1 doubles
+   * when i + j is even, ints when it is odd, each block 8 bytes past the one before. */
+  {
+    int *sc = malloc((size_t)gsize * sizeof(int)), *sd = malloc((size_t)gsize * sizeof(int));
+    int *rc = malloc((size_t)gsize * sizeof(int)), *rd = malloc((size_t)gsize * sizeof(int));
+    MPI_Datatype* t = malloc((size_t)gsize * sizeof(MPI_Datatype));
+    int off = 0;
+    for (int j = 0; j < gsize; ++j) {
+      const int dbl = (me + j) % 2 == 0;
+      t[j] = dbl ? MPI_DOUBLE : MPI_INT;
+      sc[j] = rc[j] = (me + j) % 3 + 1;
+      sd[j] = rd[j] = off;
+      off += sc[j] * (dbl ? 8 : 4) + 8;
+    }
+    char* s = malloc((size_t)off);
+    char* r = malloc((size_t)off);
+    memset(r, 0x77, (size_t)off);
+    for (int j = 0; j < gsize; ++j)
+      for (int k = 0; k < sc[j]; ++k) {
+        if (t[j] == MPI_DOUBLE) {
+          const double x = v(me, j, k) + 0.5;
+          memcpy(s + sd[j] + 8 * k, &x, sizeof x);
+        } else {
+          const int x = v(me, j, k);
+          memcpy(s + sd[j] + 4 * k, &x, sizeof x);
+        }
+      }
+    MT_CHECK(MPI_Alltoallw(s, sc, sd, t, r, rc, rd, t, comm));
+    for (int i = 0; i < gsize; ++i) {
+      const int size = t[i] == MPI_DOUBLE ? 8 : 4;
+      for (int k = 0; k < rc[i]; ++k) {
+        if (size == 8) {
+          double x;
+          memcpy(&x, r + rd[i] + 8 * k, sizeof x);
+          MT_EXPECT(x == v(i, me, k) + 0.5, "alltoallw doubles from %d k %d: %g", i, k, x);
+        } else {
+          int x;
+          memcpy(&x, r + rd[i] + 4 * k, sizeof x);
+          MT_EXPECT(x == v(i, me, k), "alltoallw ints from %d k %d: %d", i, k, x);
+        }
+      }
+      for (int g = 0; g < 8; ++g)
+        MT_EXPECT(r[rd[i] + rc[i] * size + g] == 0x77, "alltoallw gap after block %d written", i);
+    }
+    free(s);
+    free(r);
+    free(sc);
+    free(sd);
+    free(rc);
+    free(rd);
+    free(t);
+    ++cases;
+  }
+  /* Alltoallw in place: ranks i and j exchange (i + j) % 4 ints; this rank's block j holds them
+   * packed when j is even, 8 bytes apart (a resized int) when j is odd. */
+  {
+    MPI_Datatype wide;
+    MT_CHECK(MPI_Type_create_resized(MPI_INT, 0, 8, &wide));
+    MT_CHECK(MPI_Type_commit(&wide));
+    int *c = malloc((size_t)gsize * sizeof(int)), *d = malloc((size_t)gsize * sizeof(int));
+    MPI_Datatype* t = malloc((size_t)gsize * sizeof(MPI_Datatype));
+    int off = 0;
+    for (int j = 0; j < gsize; ++j) {
+      c[j] = (me + j) % 4;
+      d[j] = off;
+      t[j] = j % 2 == 0 ? MPI_INT : wide;
+      off += c[j] * (j % 2 == 0 ? 4 : 8);
+    }
+    int* r = malloc((size_t)off + sizeof(int));
+    for (int i = 0; i < off / 4 + 1; ++i) r[i] = -7;
+    for (int j = 0; j < gsize; ++j)
+      for (int k = 0; k < c[j]; ++k) r[d[j] / 4 + k * (j % 2 == 0 ? 1 : 2)] = v(me, j, k);
+    MT_CHECK(MPI_Alltoallw(MPI_IN_PLACE, NULL, NULL, NULL, r, c, d, t, comm));
+    for (int i = 0; i < gsize; ++i) {
+      const int step = i % 2 == 0 ? 1 : 2;
+      for (int k = 0; k < c[i]; ++k) {
+        MT_EXPECT(r[d[i] / 4 + k * step] == v(i, me, k), "alltoallw in place block %d k %d: %d", i,
+                  k, r[d[i] / 4 + k * step]);
+        if (step == 2)
+          MT_EXPECT(r[d[i] / 4 + k * 2 + 1] == -7, "alltoallw in place hole in block %d", i);
+      }
+    }
+    MT_CHECK(MPI_Type_free(&wide));
+    free(c);
+    free(d);
+    free(t);
     free(r);
     ++cases;
   }

@@ -139,6 +139,37 @@ void families(Comm& c) {
       ASSERT_EQ(r[static_cast<std::size_t>(rd[static_cast<std::size_t>(i)] + k)], v(i, me, k));
     }
   }
+  // Alltoallw: the same blocks, sent as ints 8 bytes apart (a resized int) to odd ranks and
+  // packed to even ones, received packed, at byte displacements with a 4-byte hole after each.
+  {
+    auto wide = Datatype::resized(0, 2 * sizeof(int), intType());
+    wide->commit();
+    std::vector<const Datatype*> wst(sc.size()), wrt(sc.size(), it);
+    std::vector<int> wsd(sc.size()), wrd(sc.size());
+    std::vector<int> ws, wr;
+    for (int j = 0; j < p; ++j) {
+      const auto u = static_cast<std::size_t>(j);
+      wst[u] = j % 2 == 1 ? wide.get() : it;
+      wsd[u] = static_cast<int>(ws.size() * sizeof(int));
+      for (int k = 0; k < sc[u]; ++k) {
+        ws.push_back(v(me, j, k));
+        if (j % 2 == 1) ws.push_back(-8);  // skipped: the resized int's second half
+      }
+      ws.push_back(-8);
+      wrd[u] = static_cast<int>(wr.size() * sizeof(int));
+      wr.insert(wr.end(), static_cast<std::size_t>(rc[u]) + 1, -1);
+    }
+    coll::alltoallw(c, ws.data(), sc.data(), wsd.data(), wst.data(), wr.data(), rc.data(),
+                    wrd.data(), wrt.data());
+    for (int i = 0; i < p; ++i) {
+      const auto u = static_cast<std::size_t>(i);
+      const auto at = static_cast<std::size_t>(wrd[u]) / sizeof(int);
+      for (int k = 0; k < rc[u]; ++k) {
+        ASSERT_EQ(wr[at + static_cast<std::size_t>(k)], v(i, me, k)) << "alltoallw from " << i;
+      }
+      ASSERT_EQ(wr[at + static_cast<std::size_t>(rc[u])], -1) << "the hole after block " << i;
+    }
+  }
   // Allreduce and reduce_scatter_block.
   std::vector<double> d(100), out(100);
   for (int k = 0; k < 100; ++k) d[static_cast<std::size_t>(k)] = me * 100 + k;
