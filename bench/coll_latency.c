@@ -5,8 +5,8 @@
  * reported, as one JSON line from rank 0. Written against the standard <mpi.h> only, so the
  * same source builds with onesided and with Open MPI (mpicc.openmpi).
  *
- *   coll_latency --coll gather|gatherv|scatter|scatterv|alltoall|alltoallv|bcast|allreduce|
- *                       allgather|reduce|barrier|scan|exscan|reduce_scatter_block|
+ *   coll_latency --coll gather|gatherv|scatter|scatterv|alltoall|alltoallv|alltoallw|bcast|
+ *                       allreduce|allgather|reduce|barrier|scan|exscan|reduce_scatter_block|
  *                       allreduce_user
  *                [--min-bytes 8] [--max-bytes 1048576] [--iters 200] [--repeats 5]
  *                [--label onesided] [--no-verify] [--alloc-mem | --page-aligned]
@@ -36,6 +36,7 @@ enum coll_kind {
   C_SCATTERV,
   C_ALLTOALL,
   C_ALLTOALLV,
+  C_ALLTOALLW,
   C_ALLGATHER,
   C_BCAST,
   C_ALLREDUCE,
@@ -54,6 +55,7 @@ static const char* const kColls[C_COUNT] = {
     [C_SCATTERV] = "scatterv",
     [C_ALLTOALL] = "alltoall",
     [C_ALLTOALLV] = "alltoallv",
+    [C_ALLTOALLW] = "alltoallw",
     [C_ALLGATHER] = "allgather",
     [C_BCAST] = "bcast",
     [C_ALLREDUCE] = "allreduce",
@@ -70,6 +72,7 @@ static int iters = 200, repeats = 5, verify = 1, alloc_mem = 0, page_aligned = 0
 static const char* label = "mpi";
 
 static MPI_Op user_sum = MPI_OP_NULL;
+static MPI_Datatype* chars = NULL; /* alltoallw's types: MPI_CHAR for every block */
 
 static void isum(void* in, void* inout, int* len, MPI_Datatype* dt) {
   (void)dt;
@@ -108,6 +111,9 @@ static void once(char* s, char* r, int n, int p, int* counts, int* displs) {
       break;
     case C_ALLTOALLV:
       MPI_Alltoallv(s, counts, displs, MPI_CHAR, r, counts, displs, MPI_CHAR, w);
+      break;
+    case C_ALLTOALLW: /* displacements in bytes: those of MPI_CHAR */
+      MPI_Alltoallw(s, counts, displs, chars, r, counts, displs, chars, w);
       break;
     case C_ALLGATHER:
       MPI_Allgather(s, n, MPI_CHAR, r, n, MPI_CHAR, w);
@@ -154,7 +160,8 @@ static int check(const char* s, const char* r, int n, int p, int me) {
         for (int k = 0; k < n; ++k) bad += u[(size_t)i * n + k] != pat(i, 0, (size_t)k);
   } else if (!strcmp(coll, "scatter") || !strcmp(coll, "scatterv")) {
     for (int k = 0; k < n; ++k) bad += u[k] != pat(0, me, (size_t)k);
-  } else if (!strcmp(coll, "alltoall") || !strcmp(coll, "alltoallv")) {
+  } else if (!strcmp(coll, "alltoall") || !strcmp(coll, "alltoallv") ||
+             !strcmp(coll, "alltoallw")) {
     for (int i = 0; i < p; ++i)
       for (int k = 0; k < n; ++k) bad += u[(size_t)i * n + k] != pat(i, me, (size_t)k);
   } else if (!strcmp(coll, "allgather")) {
@@ -254,6 +261,8 @@ int main(int argc, char** argv) {
     r = malloc((size_t)p * max_bytes + 64);
   }
   int* counts = malloc((size_t)p * sizeof(int));
+  chars = malloc((size_t)p * sizeof(MPI_Datatype));
+  for (int i = 0; i < p; ++i) chars[i] = MPI_CHAR;
   int* displs = malloc((size_t)p * sizeof(int));
   double* batch = malloc((size_t)repeats * sizeof(double));
   int failed = 0;
@@ -305,6 +314,7 @@ int main(int argc, char** argv) {
     free(r);
   }
   free(counts);
+  free(chars);
   free(displs);
   free(batch);
   MPI_Op_free(&user_sum);
