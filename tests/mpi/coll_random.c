@@ -214,10 +214,10 @@ int main(int argc, char** argv) {
     {
       int* wt = malloc((size_t)(2 * q * q) * sizeof(int));
       for (int i = 0; i < 2 * q * q; ++i) wt[i] = (int)draw(kTypes);
-      int *sc = malloc((size_t)q * sizeof(int)), *sd = malloc((size_t)q * sizeof(int));
-      int *rc = malloc((size_t)q * sizeof(int)), *rd = malloc((size_t)q * sizeof(int));
-      MPI_Datatype* stt = malloc((size_t)q * sizeof(MPI_Datatype));
-      MPI_Datatype* rtt = malloc((size_t)q * sizeof(MPI_Datatype));
+      int* arrays = malloc(4 * (size_t)q * sizeof(int));
+      int *sc = arrays, *sd = sc + q, *rc = sd + q, *rd = rc + q;
+      MPI_Datatype* tt = malloc(2 * (size_t)q * sizeof(MPI_Datatype));
+      MPI_Datatype *stt = tt, *rtt = tt + q;
       long so = 0, ro = 0; /* bytes */
       for (int j = 0; j < q; ++j) {
         const int t = wt[m * q + j];
@@ -271,12 +271,8 @@ int main(int argc, char** argv) {
       free(s);
       free(r);
       free(want);
-      free(sc);
-      free(sd);
-      free(rc);
-      free(rd);
-      free(stt);
-      free(rtt);
+      free(arrays);
+      free(tt);
       free(wt);
     }
     free(st);

@@ -191,10 +191,10 @@ int main(int argc, char** argv) {
     MT_CHECK(MPI_Type_commit(&cols));
     int* s = malloc((size_t)(b * row) * sizeof(int));
     int* r = malloc((size_t)(gsize * b * b + 1) * sizeof(int));
-    int *sc = malloc((size_t)gsize * sizeof(int)), *sd = malloc((size_t)gsize * sizeof(int));
-    int *rc = malloc((size_t)gsize * sizeof(int)), *rd = malloc((size_t)gsize * sizeof(int));
-    MPI_Datatype* st = malloc((size_t)gsize * sizeof(MPI_Datatype));
-    MPI_Datatype* rt = malloc((size_t)gsize * sizeof(MPI_Datatype));
+    int* arrays = malloc(4 * (size_t)gsize * sizeof(int));
+    int *sc = arrays, *sd = sc + gsize, *rc = sd + gsize, *rd = rc + gsize;
+    MPI_Datatype* types = malloc(2 * (size_t)gsize * sizeof(MPI_Datatype));
+    MPI_Datatype *st = types, *rt = types + gsize;
     for (int rr = 0; rr < b; ++rr)
       for (int c = 0; c < row; ++c) s[rr * row + c] = v(me, c / b, rr * b + c % b);
     for (int i = 0; i < gsize * b * b + 1; ++i) r[i] = -5;
@@ -215,19 +215,15 @@ int main(int argc, char** argv) {
     MT_CHECK(MPI_Type_free(&cols));
     free(s);
     free(r);
-    free(sc);
-    free(sd);
-    free(rc);
-    free(rd);
-    free(st);
-    free(rt);
+    free(arrays);
+    free(types);
     ++cases;
   }
   /* Alltoallw with a different basic type per pair: rank i sends rank j (i + j) % 3 + 1 doubles
    * when i + j is even, ints when it is odd, each block 8 bytes past the one before. */
   {
-    int *sc = malloc((size_t)gsize * sizeof(int)), *sd = malloc((size_t)gsize * sizeof(int));
-    int *rc = malloc((size_t)gsize * sizeof(int)), *rd = malloc((size_t)gsize * sizeof(int));
+    int* arrays = malloc(4 * (size_t)gsize * sizeof(int));
+    int *sc = arrays, *sd = sc + gsize, *rc = sd + gsize, *rd = rc + gsize;
     MPI_Datatype* t = malloc((size_t)gsize * sizeof(MPI_Datatype));
     int off = 0;
     for (int j = 0; j < gsize; ++j) {
@@ -269,10 +265,7 @@ int main(int argc, char** argv) {
     }
     free(s);
     free(r);
-    free(sc);
-    free(sd);
-    free(rc);
-    free(rd);
+    free(arrays);
     free(t);
     ++cases;
   }
