@@ -38,6 +38,7 @@ void allgather(Comm& comm, const void* sbuf, int scount, const Datatype* stype, 
   const int p = comm.size();
   const int me = comm.rank();
   const bool inplace = inPlaceArg(sbuf);
+  checkNotInPlace(rbuf, "recvbuf", "sendbuf");
   checkCount(rcount, "recvcount");
   const Datatype& rt = checkType(rtype, "recvtype");
   const Datatype* st = nullptr;
@@ -90,6 +91,7 @@ void allgatherv(Comm& comm, const void* sbuf, int scount, const Datatype* stype,
   const int p = comm.size();
   const int me = comm.rank();
   const bool inplace = inPlaceArg(sbuf);
+  checkNotInPlace(rbuf, "recvbuf", "sendbuf");
   std::int64_t rlo = 0, rhi = 0;
   const Datatype& rt =
       checkBlocks(p, rcounts, "recvcounts", displs, "displs", rtype, "recvtype", rlo, rhi);

@@ -65,6 +65,7 @@ void alltoall(Comm& comm, const void* sbuf, int scount, const Datatype* stype, v
   onesided::detail::Collective guard(comm.channel());
   const int p = comm.size();
   const bool inplace = inPlaceArg(sbuf);
+  checkNotInPlace(rbuf, "recvbuf", "sendbuf");
   checkCount(rcount, "recvcount");
   const Datatype& rt = checkType(rtype, "recvtype");
   auto dst = [&](int r) {
@@ -93,6 +94,7 @@ void alltoallv(Comm& comm, const void* sbuf, const int* scounts, const int* sdis
   onesided::detail::Collective guard(comm.channel());
   const int p = comm.size();
   const bool inplace = inPlaceArg(sbuf);
+  checkNotInPlace(rbuf, "recvbuf", "sendbuf");
   std::int64_t rlo = 0, rhi = 0;
   const Datatype& rt =
       checkBlocks(p, rcounts, "recvcounts", rdispls, "rdispls", rtype, "recvtype", rlo, rhi);
@@ -118,6 +120,7 @@ void alltoallw(Comm& comm, const void* sbuf, const int* scounts, const int* sdis
                const Datatype* const* rtypes) {
   onesided::detail::Collective guard(comm.channel());
   const int p = comm.size();
+  checkNotInPlace(rbuf, "recvbuf", "sendbuf");
   std::int64_t rlo = 0, rhi = 0;
   checkBlocksW(p, rcounts, "recvcounts", rdispls, "rdispls", rtypes, "recvtypes", rlo, rhi);
   // Displacements in bytes, each block with its own datatype.

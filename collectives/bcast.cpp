@@ -32,6 +32,7 @@ void barrier(Comm& comm) { comm.barrier(); }
 void bcast(Comm& comm, void* buf, int count, const Datatype* type, int root) {
   onesided::detail::Collective guard(comm.channel());
   checkRoot(comm, root);
+  checkNotInPlace(buf, "buffer", nullptr);
   checkCount(count, "count");
   const Datatype& t = checkType(type, "datatype");
   const int p = comm.size();

@@ -32,6 +32,13 @@ void checkRoot(const Comm& c, int root) {
   }
 }
 
+void throwInPlace(const char* what, const char* allowed) {
+  std::string m = std::string(what) + " is MPI_IN_PLACE, which ";
+  m += allowed != nullptr ? std::string("this call allows only as ") + allowed
+                          : std::string("this call does not take");
+  throw Error(kErrBuffer, m);
+}
+
 void checkCount(int count, const char* what) {
   if (count < 0)
     throw Error(kErrCount, std::string(what) + " " + std::to_string(count) + " is negative");

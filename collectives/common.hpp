@@ -58,6 +58,14 @@ bool useTree(Alg a, int p, std::size_t bytes, std::size_t treeBelow, int linearU
 inline bool rootTakesOne(int p) { return p == 2; }
 
 inline bool inPlaceArg(const void* p) { return p == inPlace(); }
+[[noreturn]] void throwInPlace(const char* what, const char* allowed);
+/// A buffer argument that the call does not let be MPI_IN_PLACE (a marker, not memory: using it
+/// as an address would crash or write anywhere): MPI_ERR_BUFFER naming the argument and, if
+/// any, where the call allows MPI_IN_PLACE (`allowed`, e.g. "sendbuf").
+inline void checkNotInPlace(const void* buf, const char* what, const char* allowed) {
+  if (inPlaceArg(buf)) [[unlikely]]
+    throwInPlace(what, allowed);
+}
 
 void checkRoot(const Comm& c, int root);
 void checkCount(int count, const char* what);

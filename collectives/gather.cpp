@@ -40,6 +40,7 @@ void gather(Comm& comm, const void* sbuf, int scount, const Datatype* stype, voi
   const bool isRoot = me == root;
   const bool inplace = inPlaceArg(sbuf);
   if (inplace && !isRoot) throw Error(kErrBuffer, "MPI_IN_PLACE is only allowed at the root");
+  if (isRoot) checkNotInPlace(rbuf, "recvbuf", "the root's sendbuf");
   const Datatype* st = nullptr;
   if (!inplace) {
     checkCount(scount, "sendcount");
@@ -118,6 +119,7 @@ void gatherv(Comm& comm, const void* sbuf, int scount, const Datatype* stype, vo
   const bool isRoot = me == root;
   const bool inplace = inPlaceArg(sbuf);
   if (inplace && !isRoot) throw Error(kErrBuffer, "MPI_IN_PLACE is only allowed at the root");
+  if (isRoot) checkNotInPlace(rbuf, "recvbuf", "the root's sendbuf");
   const Datatype* st = nullptr;
   if (!inplace) {
     checkCount(scount, "sendcount");

@@ -35,6 +35,7 @@ struct Checked {
 
 Checked checkReduce(const void* sbuf, const void* rbuf, std::size_t inCount, std::size_t outCount,
                     const Datatype* type, const Reduction& op, bool rbufMatters) {
+  if (rbufMatters) checkNotInPlace(rbuf, "recvbuf", "sendbuf");
   const Datatype& t = checkType(type, "datatype");
   const int kind = reductionKind(t, op);
   const bool inplace = inPlaceArg(sbuf);

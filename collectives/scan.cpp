@@ -70,6 +70,7 @@ void scanChain(Comm& comm, const void* input, void* rbuf, std::size_t n, const D
 void scanImpl(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatype* type,
               const Reduction& op, bool exclusive) {
   onesided::detail::Collective guard(comm.channel());
+  checkNotInPlace(rbuf, "recvbuf", "sendbuf");
   checkCount(count, "count");
   const Datatype& t = checkType(type, "datatype");
   const int kind = reductionKind(t, op);
@@ -156,6 +157,8 @@ void exscan(Comm& comm, const void* sbuf, void* rbuf, int count, const Datatype*
 
 void reduceLocal(const void* in, void* inout, int count, const Datatype* type,
                  const Reduction& op) {
+  checkNotInPlace(in, "inbuf", nullptr);
+  checkNotInPlace(inout, "inoutbuf", nullptr);
   checkCount(count, "count");
   const Datatype& t = checkType(type, "datatype");
   const int kind = reductionKind(t, op);

@@ -22,6 +22,7 @@ void scatter(Comm& comm, const void* sbuf, int scount, const Datatype* stype, vo
   const bool isRoot = me == root;
   const bool inplace = inPlaceArg(rbuf);
   if (inplace && !isRoot) throw Error(kErrBuffer, "MPI_IN_PLACE is only allowed at the root");
+  if (isRoot) checkNotInPlace(sbuf, "sendbuf", "the root's recvbuf");
   const Datatype* rt = nullptr;
   if (!inplace) {
     checkCount(rcount, "recvcount");
@@ -104,6 +105,7 @@ void scatterv(Comm& comm, const void* sbuf, const int* scounts, const int* displ
   const bool isRoot = me == root;
   const bool inplace = inPlaceArg(rbuf);
   if (inplace && !isRoot) throw Error(kErrBuffer, "MPI_IN_PLACE is only allowed at the root");
+  if (isRoot) checkNotInPlace(sbuf, "sendbuf", "the root's recvbuf");
   const Datatype* rt = nullptr;
   if (!inplace) {
     checkCount(rcount, "recvcount");

@@ -134,6 +134,46 @@ int main(int argc, char** argv) {
   expect("gather aliased at the root",
          MPI_Gather(rbuf, 1, MPI_INT, rbuf, 1, MPI_INT, 0, MPI_COMM_SELF), MPI_ERR_BUFFER,
          "MPI_Gather: sendbuf and recvbuf overlap");
+  /* MPI_IN_PLACE where the call does not take it: a marker, never used as an address. */
+  {
+    int c[8] = {1, 1, 1, 1, 1, 1, 1, 1}, d[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    int bd[8] = {0, 4, 8, 12, 16, 20, 24, 28};
+    MPI_Datatype t[8] = {MPI_INT, MPI_INT, MPI_INT, MPI_INT, MPI_INT, MPI_INT, MPI_INT, MPI_INT};
+    void* ip = MPI_IN_PLACE;
+    if (p <= 8) {
+      expect("alltoall recvbuf in place", MPI_Alltoall(sbuf, 1, MPI_INT, ip, 1, MPI_INT, w),
+             MPI_ERR_BUFFER, "MPI_Alltoall: recvbuf is MPI_IN_PLACE");
+      expect("alltoallv recvbuf in place", MPI_Alltoallv(sbuf, c, d, MPI_INT, ip, c, d, MPI_INT, w),
+             MPI_ERR_BUFFER, "only as sendbuf");
+      expect("alltoallw recvbuf in place", MPI_Alltoallw(sbuf, c, bd, t, ip, c, bd, t, w),
+             MPI_ERR_BUFFER, "MPI_Alltoallw: recvbuf");
+      expect("allgatherv recvbuf in place", MPI_Allgatherv(sbuf, 1, MPI_INT, ip, c, d, MPI_INT, w),
+             MPI_ERR_BUFFER, "recvbuf");
+    }
+    expect("allgather recvbuf in place", MPI_Allgather(sbuf, 1, MPI_INT, ip, 1, MPI_INT, w),
+           MPI_ERR_BUFFER, "recvbuf is MPI_IN_PLACE");
+    expect("allreduce recvbuf in place", MPI_Allreduce(sbuf, ip, 1, MPI_INT, MPI_SUM, w),
+           MPI_ERR_BUFFER, "MPI_Allreduce: recvbuf");
+    expect("reduce_scatter_block recvbuf in place",
+           MPI_Reduce_scatter_block(sbuf, ip, 1, MPI_INT, MPI_SUM, w), MPI_ERR_BUFFER, "recvbuf");
+    expect("exscan recvbuf in place", MPI_Exscan(sbuf, ip, 1, MPI_INT, MPI_SUM, w), MPI_ERR_BUFFER,
+           "MPI_Exscan: recvbuf");
+    expect("bcast buffer in place", MPI_Bcast(ip, 1, MPI_INT, 0, w), MPI_ERR_BUFFER,
+           "MPI_Bcast: buffer is MPI_IN_PLACE, which this call does not take");
+    expect("reduce_local inoutbuf in place", MPI_Reduce_local(sbuf, ip, 1, MPI_INT, MPI_SUM),
+           MPI_ERR_BUFFER, "inoutbuf");
+    /* Significant at the root only: on MPI_COMM_SELF every rank is its root. */
+    MPI_Comm self = MPI_COMM_SELF;
+    expect("gather recvbuf in place at the root",
+           MPI_Gather(sbuf, 1, MPI_INT, ip, 1, MPI_INT, 0, self), MPI_ERR_BUFFER,
+           "only as the root's sendbuf");
+    expect("scatter sendbuf in place at the root",
+           MPI_Scatter(ip, 1, MPI_INT, rbuf, 1, MPI_INT, 0, self), MPI_ERR_BUFFER,
+           "only as the root's recvbuf");
+    expect("reduce recvbuf in place at the root",
+           MPI_Reduce(sbuf, ip, 1, MPI_INT, MPI_SUM, 0, self), MPI_ERR_BUFFER,
+           "MPI_Reduce: recvbuf");
+  }
   MT_EXPECT(untouched(rbuf, rn, guard), "a failed call wrote into the receive buffer");
 
   /* Mismatched counts: rank 1 sends one int more (then one fewer) than the root expects. The
