@@ -182,6 +182,7 @@ int MPI_Rput(const void* origin_addr, int origin_count, MPI_Datatype origin_data
              int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
              MPI_Win win, MPI_Request* request) {
   return call("MPI_Rput", On::win(win), [&] {
+    capi::requireNotInPlace(origin_addr, "origin_addr");
     capi::startRequest("MPI_Rput", win, target_rank, request, [&](onesided::Window& w) {
       w.put(origin_addr, origin_count, capi::datatype(origin_datatype), target_rank, target_disp,
             target_count, capi::datatype(target_datatype));
@@ -193,6 +194,7 @@ int MPI_Rget(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, 
              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
              MPI_Request* request) {
   return call("MPI_Rget", On::win(win), [&] {
+    capi::requireNotInPlace(origin_addr, "origin_addr");
     capi::startRequest("MPI_Rget", win, target_rank, request, [&](onesided::Window& w) {
       w.get(origin_addr, origin_count, capi::datatype(origin_datatype), target_rank, target_disp,
             target_count, capi::datatype(target_datatype));
@@ -204,6 +206,7 @@ int MPI_Raccumulate(const void* origin_addr, int origin_count, MPI_Datatype orig
                     int target_rank, MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request* request) {
   return call("MPI_Raccumulate", On::win(win), [&] {
+    capi::requireNotInPlace(origin_addr, "origin_addr");
     capi::startRequest("MPI_Raccumulate", win, target_rank, request, [&](onesided::Window& w) {
       w.accumulate(origin_addr, origin_count, capi::datatype(origin_datatype), target_rank,
                    target_disp, target_count, capi::datatype(target_datatype), capi::op(op));
@@ -217,6 +220,8 @@ int MPI_Rget_accumulate(const void* origin_addr, int origin_count, MPI_Datatype 
                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                         MPI_Request* request) {
   return call("MPI_Rget_accumulate", On::win(win), [&] {
+    if (op != MPI_NO_OP) capi::requireNotInPlace(origin_addr, "origin_addr");  // else ignored
+    capi::requireNotInPlace(result_addr, "result_addr");
     capi::startRequest("MPI_Rget_accumulate", win, target_rank, request, [&](onesided::Window& w) {
       const onesided::Op o = capi::op(op);
       const auto& ot = capi::accOriginType(o, origin_datatype, target_datatype);

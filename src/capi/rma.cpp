@@ -74,10 +74,12 @@ int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origi
       "MPI_Accumulate", win,
       [=](Window& w) {
         return origin_datatype == target_datatype && origin_count == target_count &&
+               !capi::isInPlace(origin_addr) &&
                w.fastAccumulate(origin_addr, origin_count, origin_datatype, target_rank,
                                 target_disp, op);
       },
       [=] {
+        capi::requireNotInPlace(origin_addr, "origin_addr");
         auto& w = *capi::winEntry(win).win;
         w.accumulate(origin_addr, origin_count, capi::datatype(origin_datatype), target_rank,
                      target_disp, target_count, capi::datatype(target_datatype), capi::op(op));
@@ -89,6 +91,8 @@ int MPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype o
                        int target_rank, MPI_Aint target_disp, int target_count,
                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
   return call("MPI_Get_accumulate", On::win(win), [&] {
+    if (op != MPI_NO_OP) capi::requireNotInPlace(origin_addr, "origin_addr");  // else ignored
+    capi::requireNotInPlace(result_addr, "result_addr");
     auto& w = *capi::winEntry(win).win;
     const onesided::Op o = capi::op(op);
     const auto& ot = capi::accOriginType(o, origin_datatype, target_datatype);
@@ -107,7 +111,10 @@ int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype da
       "MPI_Fetch_and_op", win,
       [=](Window& w) {
         const onesided::Datatype* d = onesided::Datatype::predefined(datatype);
-        if (op <= 0 || op >= onesided::kNumOps || d == nullptr) return Window::BoxFetch::kDeclined;
+        if (op <= 0 || op >= onesided::kNumOps || d == nullptr || capi::isInPlace(origin_addr) ||
+            capi::isInPlace(result_addr)) {
+          return Window::BoxFetch::kDeclined;
+        }
         const auto o = static_cast<onesided::Op>(op);
         if (w.fastFetchAndOp(origin_addr, result_addr, *d, target_rank, target_disp, o)) {
           return Window::BoxFetch::kDone;
@@ -115,6 +122,8 @@ int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype da
         return w.fastBox(origin_addr, nullptr, result_addr, *d, target_rank, target_disp, o);
       },
       [=] {
+        if (op != MPI_NO_OP) capi::requireNotInPlace(origin_addr, "origin_addr");  // else ignored
+        capi::requireNotInPlace(result_addr, "result_addr");
         capi::winEntry(win).win->fetchAndOp(origin_addr, result_addr, capi::datatype(datatype),
                                             target_rank, target_disp, capi::op(op));
       });
@@ -127,7 +136,10 @@ int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void
       "MPI_Compare_and_swap", win,
       [=](Window& w) {
         const onesided::Datatype* d = onesided::Datatype::predefined(datatype);
-        if (d == nullptr) return Window::BoxFetch::kDeclined;
+        if (d == nullptr || capi::isInPlace(origin_addr) || capi::isInPlace(compare_addr) ||
+            capi::isInPlace(result_addr)) {
+          return Window::BoxFetch::kDeclined;
+        }
         if (w.fastCompareAndSwap(origin_addr, compare_addr, result_addr, *d, target_rank,
                                  target_disp)) {
           return Window::BoxFetch::kDone;
@@ -137,6 +149,9 @@ int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void
                          onesided::Op::kReplace);
       },
       [=] {
+        capi::requireNotInPlace(origin_addr, "origin_addr");
+        capi::requireNotInPlace(compare_addr, "compare_addr");
+        capi::requireNotInPlace(result_addr, "result_addr");
         capi::winEntry(win).win->compareAndSwap(origin_addr, compare_addr, result_addr,
                                                 capi::datatype(datatype), target_rank, target_disp);
       });

@@ -92,4 +92,9 @@ void requireArg(const void* p, const char* what) {
   if (p == nullptr) throw Error(MPI_ERR_ARG, std::string(what) + " is NULL");
 }
 
+void throwInPlaceBuffer(const char* what) {
+  throw Error(MPI_ERR_BUFFER,
+              std::string(what) + " is MPI_IN_PLACE, which only collective calls take");
+}
+
 }  // namespace onesided::capi

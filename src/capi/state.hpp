@@ -221,6 +221,16 @@ inline const Datatype& datatype(MPI_Datatype type) {
   return *derivedEntry(type);
 }
 void requireArg(const void* p, const char* what);
+[[noreturn]] void throwInPlaceBuffer(const char* what);
+/// A buffer argument of an RMA call: MPI_IN_PLACE marks a collective's buffer, it is no memory
+/// (MPI_ERR_BUFFER naming the argument, instead of using the marker as an address).
+inline bool isInPlace(const void* p) noexcept {
+  return p == MPI_IN_PLACE;  // NOLINT(performance-no-int-to-ptr): the standard's marker
+}
+inline void requireNotInPlace(const void* p, const char* what) {
+  if (isInPlace(p)) [[unlikely]]
+    throwInPlaceBuffer(what);
+}
 [[noreturn]] void throwBadOp(MPI_Op o);
 /// An RMA operation handle (MPI_MAX .. MPI_NO_OP); MPI_ERR_OP naming a bad one.
 inline Op op(MPI_Op o) {

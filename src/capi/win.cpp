@@ -169,6 +169,7 @@ int MPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datat
             int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
             MPI_Win win) {
   return call("MPI_Put", On::win(win), [&] {
+    capi::requireNotInPlace(origin_addr, "origin_addr");
     auto& w = *capi::winEntry(win).win;
     const auto& ot = capi::datatype(origin_datatype);
     const auto& tt = capi::datatype(target_datatype);
@@ -179,6 +180,7 @@ int MPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datat
 int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
   return call("MPI_Get", On::win(win), [&] {
+    capi::requireNotInPlace(origin_addr, "origin_addr");
     auto& w = *capi::winEntry(win).win;
     const auto& ot = capi::datatype(origin_datatype);
     const auto& tt = capi::datatype(target_datatype);

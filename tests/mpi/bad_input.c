@@ -215,6 +215,38 @@ static void rma_checks(const char* flavor, MPI_Win win, int* base, int guarded) 
 #else
   skip("put/get with a NULL origin and count 1", "MPI_BOTTOM is NULL: reads address 0 elsewhere");
 #endif
+#if ONLY_WITH_INTEGER_HANDLES
+  /* MPI_IN_PLACE marks a collective's buffer; as an RMA buffer it is no memory. */
+  {
+    void* ip = MPI_IN_PLACE;
+    int one = 1, res = 0;
+    MPI_Request req = MPI_REQUEST_NULL;
+    CHECK_RMA("put from MPI_IN_PLACE", MPI_Put(ip, 1, MPI_INT, right, 0, 1, MPI_INT, win),
+              MPI_ERR_BUFFER);
+    CHECK_RMA("get into MPI_IN_PLACE", MPI_Get(ip, 1, MPI_INT, right, 0, 1, MPI_INT, win),
+              MPI_ERR_BUFFER);
+    CHECK_RMA("accumulate from MPI_IN_PLACE",
+              MPI_Accumulate(ip, 1, MPI_INT, right, 0, 1, MPI_INT, MPI_SUM, win), MPI_ERR_BUFFER);
+    CHECK_RMA(
+        "get_accumulate into MPI_IN_PLACE",
+        MPI_Get_accumulate(&one, 1, MPI_INT, ip, 1, MPI_INT, right, 0, 1, MPI_INT, MPI_SUM, win),
+        MPI_ERR_BUFFER);
+    CHECK_RMA("fetch_and_op from MPI_IN_PLACE",
+              MPI_Fetch_and_op(ip, &res, MPI_INT, right, 0, MPI_SUM, win), MPI_ERR_BUFFER);
+    CHECK_RMA("fetch_and_op into MPI_IN_PLACE",
+              MPI_Fetch_and_op(&one, ip, MPI_INT, right, 0, MPI_SUM, win), MPI_ERR_BUFFER);
+    CHECK_RMA("compare_and_swap with compare MPI_IN_PLACE",
+              MPI_Compare_and_swap(&one, ip, &res, MPI_INT, right, 0, win), MPI_ERR_BUFFER);
+    CHECK_RMA("rput from MPI_IN_PLACE", MPI_Rput(ip, 1, MPI_INT, right, 0, 1, MPI_INT, win, &req),
+              MPI_ERR_BUFFER);
+    expect_true("no request from a failed rput", req == MPI_REQUEST_NULL);
+    /* With MPI_NO_OP the origin is not looked at (MPI-3.1 §11.3.4), whatever it is. */
+    CHECK_RMA("fetch_and_op MPI_NO_OP ignores an MPI_IN_PLACE origin",
+              MPI_Fetch_and_op(ip, &res, MPI_INT, right, 0, MPI_NO_OP, win), MPI_SUCCESS);
+  }
+#else
+  skip("RMA buffers of MPI_IN_PLACE", "other MPIs use the marker as an address");
+#endif
   /* Window handles. */
   CHECK_RMA("put on MPI_WIN_NULL", MPI_Put(putbuf, 1, MPI_INT, right, 0, 1, MPI_INT, MPI_WIN_NULL),
             MPI_ERR_WIN);
