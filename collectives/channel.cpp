@@ -123,6 +123,12 @@ constexpr std::uint64_t kWaitPeerMask = (std::uint64_t{1} << kWaitPeerBits) - 1;
 // seen gone for kGoneFor (with what it owes still missing) ends the call.
 constexpr std::int64_t kWatchAfterNs = 1'000'000;
 constexpr std::int64_t kGoneForNs = 200'000'000;
+// A wait cycle through a member reached by the transport counts only after this long: a chunk
+// or a fin in flight there is not in either member's memory yet, and over UCX tcp between
+// hosts under load one took 220-235 ms to land (2 of 20 runs of coll_comm across 3 namespace
+// hosts), which a 200 ms watch called a deadlock and ended the job. On memory both members
+// map, what one wrote is there for the other at once.
+constexpr std::int64_t kCycleViaTransportNs = 2'000'000'000;
 // In the fin line a member writes into my region, the word after the count: 1 when it reads my
 // memory with cross-memory attach, 2 when it cannot, 0 until it has checked.
 constexpr std::size_t kAttachWord = 1;
@@ -692,6 +698,11 @@ template <class Owing>
     }
   }
   const bool closed = !cycle.empty() && cycle.back().member == me_;
+  auto viaTransport = [&](const std::vector<Watch::Member>& c) {
+    return std::any_of(c.begin(), c.end(), [&](const Watch::Member& m) {
+      return m.member != me_ && peers_[static_cast<std::size_t>(m.member)].direct == nullptr;
+    });
+  };
   auto sameMembers = [&] {
     if (cycle.size() != w.cycle.size()) return false;
     for (std::size_t i = 0; i < cycle.size(); ++i) {
@@ -707,7 +718,7 @@ template <class Owing>
   } else if (w.cycleSince == 0 || !sameMembers()) {
     w.cycleSince = now;
     w.cycle = std::move(cycle);
-  } else if (now - w.cycleSince >= kGoneForNs) {
+  } else if (now - w.cycleSince >= (viaTransport(w.cycle) ? kCycleViaTransportNs : kGoneForNs)) {
     bool allLooked = true;
     for (std::size_t i = 0; i + 1 < cycle.size(); ++i) {
       allLooked = allLooked && cycle[i].beat > w.cycle[i].beat;
