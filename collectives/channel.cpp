@@ -26,7 +26,14 @@
 #include "window/sync.hpp"
 
 namespace onesided::detail {
+
 namespace {
+
+/// How a wait drives progress: rarely where every peer it waits for stores into this rank's
+/// region itself (Context::Drive).
+Context::Drive driveFor(bool direct) {
+  return direct ? Context::Drive::kRarely : Context::Drive::kAlways;
+}
 
 constexpr std::size_t kLine = 64;
 // A sender prefetches this many lines of the cell its next chunk starts in (postChunk).
@@ -1592,11 +1599,13 @@ Channel::Small Channel::recvSmall(const RecvOp& o, bool wait) {
   Peer& p = resolve(o.peer);
   if (wait) {
     Watch w(*this);
-    ctx_.waitUntil([&] {
-      return arrived(o.peer, p) || stalled(w, [&](auto&& f) {
-               if (!arrived(o.peer, p)) f(o.peer);
-             });
-    });
+    ctx_.waitUntil(
+        [&] {
+          return arrived(o.peer, p) || stalled(w, [&](auto&& f) {
+                   if (!arrived(o.peer, p)) f(o.peer);
+                 });
+        },
+        driveFor(p.direct != nullptr));
   } else if (!arrived(o.peer, p)) {
     return Small::kNotYet;
   }
@@ -1651,21 +1660,26 @@ bool Channel::recvsSmall(std::span<const RecvOp> recvs, SmallVec<RecvOp, 8>& res
     }
     if (left == 0) return true;
     if (declined) break;
+    bool direct = true;
+    for (const RecvOp& o : recvs) direct = direct && resolve(o.peer).direct != nullptr;
     Watch w(*this);
-    ctx_.waitUntil([&] {
-      for (std::size_t i = 0; i < recvs.size(); ++i) {
-        const int peer = recvs[i].peer;
-        if (done[i] == 0 && arrived(peer, peers_[static_cast<std::size_t>(peer)])) return true;
-      }
-      return stalled(w, [&](auto&& f) {
-        for (std::size_t i = 0; i < recvs.size(); ++i) {
-          const int peer = recvs[i].peer;
-          if (done[i] == 0 && !arrived(peer, peers_[static_cast<std::size_t>(peer)]) && f(peer)) {
-            return;
+    ctx_.waitUntil(
+        [&] {
+          for (std::size_t i = 0; i < recvs.size(); ++i) {
+            const int peer = recvs[i].peer;
+            if (done[i] == 0 && arrived(peer, peers_[static_cast<std::size_t>(peer)])) return true;
           }
-        }
-      });
-    });
+          return stalled(w, [&](auto&& f) {
+            for (std::size_t i = 0; i < recvs.size(); ++i) {
+              const int peer = recvs[i].peer;
+              if (done[i] == 0 && !arrived(peer, peers_[static_cast<std::size_t>(peer)]) &&
+                  f(peer)) {
+                return;
+              }
+            }
+          });
+        },
+        driveFor(direct));
   }
   for (std::size_t i = 0; i < recvs.size(); ++i) {
     if (done[i] == 0) rest.push_back(recvs[i]);
@@ -1726,7 +1740,11 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs,
                     wantsRendezvous(*s->op, resolve(s->op->peer), s->total,
                                     receives && s->op->avail == nullptr);
   }
-  for (const RecvState* r : recvView_) resolve(r->op->peer);
+  // Whether every peer of the phase stores into this rank's region itself: then no wait here
+  // needs the transport's progress (Context::Drive).
+  bool direct = true;
+  for (const SendState* s : sendView_) direct = direct && resolve(s->op->peer).direct != nullptr;
+  for (const RecvState* r : recvView_) direct = direct && resolve(r->op->peer).direct != nullptr;
   auto ready = [&] {
     int active = 0;
     for (SendState* sp : sendView_) {
@@ -1807,7 +1825,7 @@ void Channel::run(std::span<const SendOp> sends, std::span<const RecvOp> recvs,
       continue;
     }
     Watch watch(*this);
-    ctx_.waitUntil([&] { return ready() || stalled(watch, owing); });
+    ctx_.waitUntil([&] { return ready() || stalled(watch, owing); }, driveFor(direct));
   }
   if (!metWhile) runMeanwhile();  // before a receive's error is thrown: it runs in any case
   for (RecvState* rp : recvView_) {

@@ -470,13 +470,15 @@ void Context::yieldShared(unsigned& alone) {
   nanosleep(&ts, nullptr);
 }
 
-void Context::backoff(unsigned spins, std::int64_t& since, unsigned& alone) {
+void Context::backoff(unsigned spins, std::int64_t& since, unsigned& alone, Drive drive) {
   // Work done here (a peer's software atomic or active message served, say) restarts the
   // wait's clock: a rank that serves its peers while it waits stays as quick to answer as in
   // the first 2 ms, and only a wait with nothing to do falls back to sleeping. (A target in a
   // long fence while its peer ran fetch_and_op on a create window answered in 4-10 us from
   // the progress thread, or 10 ms without it, instead of 1 us.)
-  if (progress()) since = 0;
+  if (drive == Drive::kAlways || !oversubscribed_ || (spins & 3U) == 3U) {
+    if (progress()) since = 0;
+  }
   if (spinWait_) return;  // ONESIDED_WAIT=spin: one rank per core, never give it up
   // Spin first (latency). With more ranks than cores, yield at once instead: the rank this one
   // waits for needs the core now (Open MPI's yield_when_idle: 4 ranks on 2 cores, a barrier
