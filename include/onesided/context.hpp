@@ -161,8 +161,6 @@ class Context {
   /// Applies what arrived in this rank's inboxes, unless the progress thread is at it; true
   /// when it did anything (progress() does this too, after the transport's progress).
   bool serviceInboxes();
-  /// Spins (driving progress) until done() is true, then backs off to yielding and sleeping so
-  /// oversubscribed ranks do not starve each other.
   /// Whether an oversubscribed wait drives progress at every poll (kAlways), or at every
   /// fourth (kRarely): for a wait that nothing through the transport can end (a collective's
   /// phase among ranks that load and store each other's regions), where a progress call is
@@ -170,6 +168,8 @@ class Context {
   /// launches, alltoall of 64 KiB medians 19.58 -> 19.09 us). Messages for this rank (another
   /// rank's RMA) and a failed rank's cancellation are still seen, a few yields later.
   enum class Drive : std::uint8_t { kAlways, kRarely };
+  /// Spins (driving progress) until done() is true, then backs off to yielding and sleeping so
+  /// oversubscribed ranks do not starve each other.
   template <class Done>
   void waitUntil(Done&& done, Drive drive = Drive::kAlways) {
     // A short tight loop first: the answer usually arrives within a cache-line transfer or two,
