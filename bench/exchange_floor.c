@@ -39,21 +39,7 @@ static int yield_waits;        /* more processes than cores: give the core up wh
 
 static char* words; /* ready[p] then read[p][p], a line each, after `arrivals` */
 
-static void barrier(long* gen, int p) {
-  ++*gen;
-  atomic_fetch_add_explicit(arrivals, 1, memory_order_acq_rel);
-  while (atomic_load_explicit(arrivals, memory_order_acquire) < *gen * p) {
-    if (yield_waits) sched_yield();
-  }
-}
-
-/* Process r's send buffer is ready for iteration *ready(r). */
-static _Atomic long* ready(int r) { return (_Atomic long*)(words + (size_t)r * LINE); }
-/* `reader` has copied its block of `owner`'s buffer in iteration *done(p, owner, reader). */
-static _Atomic long* done(int p, int owner, int reader) {
-  return (_Atomic long*)(words + (size_t)(p + owner * p + reader) * LINE);
-}
-
+/* A wait's poll that finds nothing: the core given up (more processes than cores), or a pause. */
 static void idle(void) {
   if (yield_waits) {
     sched_yield();
@@ -62,6 +48,20 @@ static void idle(void) {
     __builtin_ia32_pause();
 #endif
   }
+}
+
+/* Every process is here (between sizes: nothing is timed across it). */
+static void barrier(long* gen, int p) {
+  ++*gen;
+  atomic_fetch_add_explicit(arrivals, 1, memory_order_acq_rel);
+  while (atomic_load_explicit(arrivals, memory_order_acquire) < *gen * p) idle();
+}
+
+/* Process r's send buffer is ready for iteration *ready(r). */
+static _Atomic long* ready(int r) { return (_Atomic long*)(words + (size_t)r * LINE); }
+/* `reader` has copied its block of `owner`'s buffer in iteration *done(p, owner, reader). */
+static _Atomic long* done(int p, int owner, int reader) {
+  return (_Atomic long*)(words + (size_t)(p + owner * p + reader) * LINE);
 }
 
 /* One alltoall, iteration k: every block copied once, with the pairwise waits only. */

@@ -220,8 +220,7 @@ int MPI_Rget_accumulate(const void* origin_addr, int origin_count, MPI_Datatype 
                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                         MPI_Request* request) {
   return call("MPI_Rget_accumulate", On::win(win), [&] {
-    if (op != MPI_NO_OP) capi::requireNotInPlace(origin_addr, "origin_addr");  // else ignored
-    capi::requireNotInPlace(result_addr, "result_addr");
+    capi::requireFetchBuffers(origin_addr, result_addr, op);
     capi::startRequest("MPI_Rget_accumulate", win, target_rank, request, [&](onesided::Window& w) {
       const onesided::Op o = capi::op(op);
       const auto& ot = capi::accOriginType(o, origin_datatype, target_datatype);

@@ -91,8 +91,7 @@ int MPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype o
                        int target_rank, MPI_Aint target_disp, int target_count,
                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
   return call("MPI_Get_accumulate", On::win(win), [&] {
-    if (op != MPI_NO_OP) capi::requireNotInPlace(origin_addr, "origin_addr");  // else ignored
-    capi::requireNotInPlace(result_addr, "result_addr");
+    capi::requireFetchBuffers(origin_addr, result_addr, op);
     auto& w = *capi::winEntry(win).win;
     const onesided::Op o = capi::op(op);
     const auto& ot = capi::accOriginType(o, origin_datatype, target_datatype);
@@ -122,8 +121,7 @@ int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype da
         return w.fastBox(origin_addr, nullptr, result_addr, *d, target_rank, target_disp, o);
       },
       [=] {
-        if (op != MPI_NO_OP) capi::requireNotInPlace(origin_addr, "origin_addr");  // else ignored
-        capi::requireNotInPlace(result_addr, "result_addr");
+        capi::requireFetchBuffers(origin_addr, result_addr, op);
         capi::winEntry(win).win->fetchAndOp(origin_addr, result_addr, capi::datatype(datatype),
                                             target_rank, target_disp, capi::op(op));
       });

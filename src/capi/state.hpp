@@ -231,6 +231,12 @@ inline void requireNotInPlace(const void* p, const char* what) {
   if (isInPlace(p)) [[unlikely]]
     throwInPlaceBuffer(what);
 }
+/// The buffers of a fetching RMA call (get_accumulate, fetch_and_op): the origin counts only
+/// where the operation reads it, since MPI_NO_OP ignores it (MPI-3.1 §11.3.4).
+inline void requireFetchBuffers(const void* origin, const void* result, MPI_Op op) {
+  if (op != MPI_NO_OP) requireNotInPlace(origin, "origin_addr");
+  requireNotInPlace(result, "result_addr");
+}
 [[noreturn]] void throwBadOp(MPI_Op o);
 /// An RMA operation handle (MPI_MAX .. MPI_NO_OP); MPI_ERR_OP naming a bad one.
 inline Op op(MPI_Op o) {
