@@ -20,7 +20,7 @@
  *
  * Same options, sizes, batches and JSON line as the RMA programs (options.h), "system":"memcpy",
  * "ranks":P; rank 0's time per iteration. */
-#define _GNU_SOURCE /* MAP_ANONYMOUS, sched_setaffinity */
+#define _GNU_SOURCE /* MAP_ANONYMOUS */
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -143,19 +143,7 @@ int main(int argc, char** argv) {
   if (yield_waits) {
     /* Evenly over the CPUs, as onesided's waits balance them (left to itself the scheduler
      * sometimes splits 4 processes 3 + 1 over 2 cores for a whole run). */
-    cpu_set_t allowed;
-    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) {
-      int seen = 0;
-      const int want = me % CPU_COUNT(&allowed);
-      for (int c = 0; c < CPU_SETSIZE; ++c) {
-        if (!CPU_ISSET(c, &allowed) || seen++ != want) continue;
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(c, &one);
-        (void)sched_setaffinity(0, sizeof one, &one);
-        break;
-      }
-    }
+    (void)bench_pin_cpu(me);
   }
   char* recv = aligned_alloc(4096, (sendBytes + 4095) / 4096 * 4096);
   double* per = malloc(sizeof(double) * (size_t)o.repeats);

@@ -55,4 +55,8 @@ double bench_now(void);
  * the previous size is caught too. */
 unsigned char bench_pattern(size_t i, size_t n);
 
+/* Pins the calling process to the (k mod n)-th of the n CPUs it may run on (the no-MPI programs
+ * that share cores on purpose). 0, or -1 with errno set. */
+int bench_pin_cpu(int k);
+
 #endif

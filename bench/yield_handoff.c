@@ -10,7 +10,7 @@
  * exchange between processes can add to the memory-copy bound (bench/coll_compare prints it).
  * Same options and JSON line as the other no-MPI programs (options.h), "system":"sched",
  * "bytes":0, "ranks":2; the sizes are ignored. */
-#define _GNU_SOURCE /* sched_setaffinity, MAP_ANONYMOUS */
+#define _GNU_SOURCE /* MAP_ANONYMOUS */
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -32,17 +32,7 @@ int main(int argc, char** argv) {
     return 3;
   }
   /* Both on the first CPU this process may use: the handoff is within one core. */
-  cpu_set_t allowed;
-  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) {
-    for (int c = 0; c < CPU_SETSIZE; ++c) {
-      if (!CPU_ISSET(c, &allowed)) continue;
-      cpu_set_t one;
-      CPU_ZERO(&one);
-      CPU_SET(c, &one);
-      if (sched_setaffinity(0, sizeof one, &one) != 0) perror("yield_handoff: sched_setaffinity");
-      break;
-    }
-  }
+  if (bench_pin_cpu(0) != 0) perror("yield_handoff: sched_setaffinity");
   fflush(stdout);
   const pid_t child = fork();
   if (child < 0) {
