@@ -19,6 +19,7 @@
 
 #include "copy.hpp"
 #include "datatype/loop.hpp"
+#include "env.hpp"
 #include "log.hpp"
 #include "onesided/context.hpp"
 #include "onesided/datatype.hpp"
@@ -149,18 +150,6 @@ constexpr std::size_t kSharedMapsKept = 8;
 constexpr std::size_t kAllocKeysKept = 4;
 // A receiver reads a rendezvous stream by this many pieces per getv.
 constexpr std::size_t kGetBatch = 1024;
-
-std::size_t envSize(const char* name, std::size_t dflt, std::size_t lo, std::size_t hi) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return dflt;
-  char* end = nullptr;
-  const unsigned long long n = std::strtoull(v, &end, 10);
-  if (end == v || *end != '\0' || n < lo || n > hi) {
-    throw Error(kErrArg, std::string(name) + "=" + v + ": expected a number from " +
-                             std::to_string(lo) + " to " + std::to_string(hi));
-  }
-  return static_cast<std::size_t>(n);
-}
 
 // Copies `len` bytes of the packed stream between `mem` (the typed buffer) and `packed`.
 void packFrom(Cursor& c, const void* base, std::byte* out, std::size_t len) {

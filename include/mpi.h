@@ -32,6 +32,7 @@ typedef int MPI_Info;
 typedef int MPI_Errhandler;
 typedef int MPI_Request;
 typedef int MPI_Fint;
+typedef int MPI_Message;
 
 typedef struct MPI_Status {
   int MPI_SOURCE;
@@ -194,6 +195,20 @@ typedef struct MPI_Status {
 #define MPI_BOTTOM ((void*)0)
 #define MPI_STATUS_IGNORE ((MPI_Status*)0)
 #define MPI_STATUSES_IGNORE ((MPI_Status*)0)
+
+/* Point-to-point (MPI-3.1 chapter 3). Tags run from 0 to MPI_TAG_UB's value, 2^31 - 1. */
+#define MPI_MESSAGE_NULL ((MPI_Message)0)
+#define MPI_MESSAGE_NO_PROC ((MPI_Message)1)
+#define MPI_BSEND_OVERHEAD 96
+
+/* Predefined attribute keys of every communicator (MPI_Comm_get_attr), MPICH's values. */
+#define MPI_TAG_UB 0x64400001
+#define MPI_HOST 0x64400003
+#define MPI_IO 0x64400005
+#define MPI_WTIME_IS_GLOBAL 0x64400007
+#define MPI_UNIVERSE_SIZE 0x64400009
+#define MPI_LASTUSEDCODE 0x6440000b
+#define MPI_APPNUM 0x6440000d
 
 /* Thread levels. */
 #define MPI_THREAD_SINGLE 0
@@ -396,6 +411,58 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int* index, int* fla
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int* outcount,
                  int array_of_indices[], MPI_Status array_of_statuses[]);
 int MPI_Request_free(MPI_Request* request);
+int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status);
+int MPI_Cancel(MPI_Request* request);
+int MPI_Test_cancelled(const MPI_Status* status, int* flag);
+int MPI_Start(MPI_Request* request);
+int MPI_Startall(int count, MPI_Request array_of_requests[]);
+
+/* Point-to-point. */
+int MPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+             MPI_Status* status);
+int MPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+              MPI_Request* request);
+int MPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request);
+int MPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request);
+int MPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request);
+int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Request* request);
+int MPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                  MPI_Comm comm, MPI_Request* request);
+int MPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request* request);
+int MPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request* request);
+int MPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request* request);
+int MPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                  MPI_Request* request);
+int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                 MPI_Comm comm, MPI_Status* status);
+int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                         int source, int recvtag, MPI_Comm comm, MPI_Status* status);
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status);
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status);
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status);
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
+                MPI_Status* status);
+int MPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
+              MPI_Status* status);
+int MPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
+               MPI_Request* request);
+int MPI_Buffer_attach(void* buffer, int size);
+int MPI_Buffer_detach(void* buffer_addr, int* size);
+/* The predefined attributes above (user-defined keys come with attribute caching). */
+int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, int* flag);
+int MPI_Attr_get(MPI_Comm comm, int keyval, void* attribute_val, int* flag);
 
 /* Dynamic windows (issue 6): targets addressed by absolute address (MPI_Get_address), disp_unit
  * 1; an access outside every region attached at the target is MPI_ERR_RMA_RANGE at the origin. */

@@ -59,7 +59,16 @@ void Comm::barrier() { sync_->barrier(); }
 std::unique_ptr<Comm> Comm::derive(const std::vector<int>& members) {
   detail::Collective guard(*channel_);
   std::unique_ptr<Comm> child;
-  if (!members.empty()) child = std::make_unique<Comm>(ctx_, members);
+  const std::uint64_t n = ++derived_;
+  if (!members.empty()) {
+    child = std::make_unique<Comm>(ctx_, members);
+    // splitmix64 of (parent, n): siblings of one derivation share a context, but have no
+    // member in common, so their messages cannot meet.
+    std::uint64_t z = p2pContext_ * 0x9E3779B97F4A7C15ULL + n;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    child->p2pContext_ = (z ^ (z >> 31)) | 4;  // never 1 or 2 (world, self)
+  }
   const std::vector<std::byte> info = child ? child->localInfo() : std::vector<std::byte>{};
   auto all = allgather(info);
   if (!child) return nullptr;

@@ -21,6 +21,7 @@
 #include "log.hpp"
 #include "onesided/comm.hpp"
 #include "onesided/errors.hpp"
+#include "p2p/engine.hpp"
 #include "transport/shared_pages.hpp"
 #include "transport/transport.hpp"
 #include "window/am.hpp"
@@ -78,6 +79,13 @@ std::span<const std::byte> firstPart(const std::vector<std::byte>& blob) {
 std::vector<std::byte> secondPart(const std::vector<std::byte>& blob) {
   const auto first = firstPart(blob);
   return {first.data() + first.size(), blob.data() + blob.size()};
+}
+/// A start-up blob's second part is [world communicator's info][messaging info], by concat().
+std::vector<std::byte> worldInfo(const std::vector<std::byte>& blob) {
+  const auto second = secondPart(blob);
+  if (second.size() < 8) return {};
+  const auto w = firstPart(second);
+  return {w.begin(), w.end()};
 }
 
 }  // namespace
@@ -172,13 +180,16 @@ Context::Context(std::unique_ptr<bootstrap::Bootstrap> boot, const Options& opti
   world_ = std::make_unique<Comm>(*this, all);
   world_->channel().showPlacement();
   self_ = std::make_unique<Comm>(*this, std::vector<int>{rank_});
+  self_->p2pContext_ = 2;
 
   // One blob per rank, published through the bootstrap and read per peer on first use: under
   // PMIx start-up then costs a rank the same at any job size (Bootstrap::publish).
   blobs_.resize(static_cast<std::size_t>(size_));
-  blobs_[static_cast<std::size_t>(rank_)] = concat(transport_->address(), world_->localInfo());
+  p2p_ = std::make_unique<p2p::Engine>(*this);
+  blobs_[static_cast<std::size_t>(rank_)] =
+      concat(transport_->address(), concat(world_->localInfo(), p2p_->localInfo()));
   boot_->publish(blobs_[static_cast<std::size_t>(rank_)]);
-  world_->connectLazily([this](int r) { return secondPart(peerBlob(r)); });
+  world_->connectLazily([this](int r) { return worldInfo(peerBlob(r)); });
   self_->connect({self_->localInfo()});
   log::core().debug("rank {} of {} up: transport {}, bootstrap {}, node peers {}", rank_, size_,
                     transport_->name(), boot_->kind(), fmt::join(nodePeers_, ","));
@@ -198,6 +209,7 @@ Context::~Context() {
   if (!finalized_) {
     try {
       // Not collective here: just release everything in order.
+      p2p_.reset();
       world_.reset();
       self_.reset();
       dropKept();
@@ -223,6 +235,17 @@ const std::vector<std::byte>& Context::peerBlob(int worldRank) {
     b = std::move(got);  // kept only once it parses
   }
   return b;
+}
+
+std::vector<std::byte> Context::p2pInfo(int worldRank) {
+  const auto second = secondPart(peerBlob(worldRank));
+  std::uint64_t n = 0;
+  if (second.size() >= 8) std::memcpy(&n, second.data(), 8);
+  if (second.size() < 8 || n > second.size() - 8) {
+    throw Error(kErrOther, "bootstrap: rank " + std::to_string(worldRank) +
+                               " published malformed start-up data");
+  }
+  return secondPart(second);
 }
 
 std::string Context::transportName() const { return transport_->name(); }
@@ -371,6 +394,7 @@ bool Context::serviceInboxes() { return inboxes_ && inboxes_->serviceFromOwner()
 bool Context::progress() {
   bool worked = transport_->progress() != 0;
   if (inboxes_) worked = inboxes_->serviceFromOwner() || worked;
+  if (p2p_) worked = p2p_->poll() || worked;
   if (cancel_ != nullptr && cancel_->load(std::memory_order_relaxed)) {
     std::string why = boot_->failure();
     throw Error(kErrOther, why.empty() ? "cancelled: another rank failed" : why);
@@ -508,8 +532,10 @@ void Context::backoff(unsigned spins, std::int64_t& since, unsigned& alone, Driv
 void Context::finalize() {
   if (finalized_) return;
   inboxes_.reset();
+  p2p_->drain();  // every message written; from here on this rank writes into no peer's region
   transport_->flushAll();
   world_->barrier();
+  p2p_.reset();  // every rank has drained: nobody writes into this region any more
   world_.reset();
   self_.reset();
   dropKept();

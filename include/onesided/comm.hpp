@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
@@ -65,6 +66,12 @@ class Comm {
   /// region goes to the context for the next communicator of its size (Context::keepScratch).
   void free(bool reuse = true);
 
+  /// Names this communicator in point-to-point messages (src/p2p/): the same on every member,
+  /// and different from every other communicator a member belongs to (the world's is 1,
+  /// MPI_COMM_SELF's 2, a derived one's is mixed from its parent's and the parent's count of
+  /// derivations, which every member of the parent makes in the same order).
+  [[nodiscard]] std::uint64_t p2pContext() const noexcept { return p2pContext_; }
+
   /// The scratch region the collectives use (collectives/).
   detail::Channel& channel() { return *channel_; }
 
@@ -83,6 +90,8 @@ class Comm {
   Context& ctx_;
   std::vector<int> ranks_;
   int rank_ = 0;
+  std::uint64_t p2pContext_ = 1;
+  std::uint64_t derived_ = 0;  // communicators derived from this one so far
   std::unique_ptr<detail::Channel> channel_;
   std::unique_ptr<detail::SyncRegion> sync_;  // in channel_'s region: goes first
 };

@@ -29,6 +29,9 @@ class Comm;
 namespace detail {
 class Inboxes;
 }
+namespace p2p {
+class Engine;
+}
 
 /// How a Context is brought up.
 struct Options {
@@ -156,6 +159,10 @@ class Context {
   /// be read (so that ranks that cannot tell never count as sharing one). On-node peers map
   /// each other's shared memory through /proc/PID paths only inside one PID namespace.
   [[nodiscard]] std::int64_t pidNamespace() const noexcept { return pidNamespace_; }
+  /// Point-to-point messaging (src/p2p/).
+  p2p::Engine& messages() { return *p2p_; }
+  /// What world rank `worldRank` published for point-to-point messaging (Engine::localInfo).
+  std::vector<std::byte> p2pInfo(int worldRank);
   /// The windows whose inboxes this rank serves (and the progress thread serving them).
   detail::Inboxes& inboxes();
   /// Applies what arrived in this rank's inboxes, unless the progress thread is at it; true
@@ -243,6 +250,7 @@ class Context {
   enum class AccMode { kAuto, kMessage, kLock } accMode_ = AccMode::kAuto;
   bool progressThread_ = true;
   std::unique_ptr<detail::Inboxes> inboxes_;
+  std::unique_ptr<p2p::Engine> p2p_;
   // More ranks than CPUs this process may run on: waits yield from the start, since the rank
   // waited for is likely waiting for this core.
   bool oversubscribed_ = false;

@@ -79,6 +79,7 @@ int MPI_Finalize(void) {
   return call("MPI_Finalize", On::none(), [&] {
     capi::requireInit();
     auto& s = capi::state();
+    capi::drainBufferedSends();  // MPI-3.1 §3.6.1: buffered messages are delivered first
     // Windows the program did not free are released here without a collective.
     for (auto& w : s.wins) {
       if (w) onesided::log::capi().warn("window not freed before MPI_Finalize");
@@ -94,6 +95,10 @@ int MPI_Finalize(void) {
       s.comms[i].owned.reset();
     }
     s.ctx->finalize();
+    // Requests the program left (registrations of their data die before the transport).
+    s.requests.clear();
+    s.messages.clear();
+    s.bsends.clear();
     s.ctx.reset();
     s.finalized = true;
   });

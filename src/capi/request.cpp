@@ -14,16 +14,51 @@
 #include "onesided/op.hpp"
 
 namespace onesided::capi {
-namespace {
 
-/// Registers the ticket of the operation just issued to `target` on `win`.
-MPI_Request addRequest(MPI_Win win, Window& w, int target) {
+MPI_Request addRequest(RequestEntry e) {
   auto& s = state();
   MPI_Request h = s.nextRequest;
   while (s.requests.contains(h)) h = h == INT32_MAX ? 1 : h + 1;  // only after 2^31 handles
   s.nextRequest = h == INT32_MAX ? 1 : h + 1;
-  s.requests.emplace(h, RequestEntry{win, w.ticket(target)});
+  s.requests.emplace(h, std::move(e));
   return h;
+}
+
+void p2pStatus(MPI_Status* st, const p2p::Status& s) {
+  if (st == MPI_STATUS_IGNORE) return;
+  st->MPI_SOURCE = s.source;
+  st->MPI_TAG = s.tag;
+  if (s.error != 0) st->MPI_ERROR = s.error;
+  setStatusBytes(st, s.bytes);
+  st->onesided_cancelled = s.cancelled ? 1 : 0;
+}
+
+void procNullStatus(MPI_Status* st) {
+  if (st == MPI_STATUS_IGNORE) return;
+  st->MPI_SOURCE = MPI_PROC_NULL;
+  st->MPI_TAG = MPI_ANY_TAG;
+  setStatusBytes(st, 0);
+  st->onesided_cancelled = 0;
+}
+
+std::string p2pError(const p2p::Status& s) {
+  if (s.error == MPI_ERR_TRUNCATE) {
+    return "the message from rank " + std::to_string(s.source) + " with tag " +
+           std::to_string(s.tag) + " has " + std::to_string(s.sent) +
+           " bytes, more than the receive buffer's " + std::to_string(s.bytes) +
+           " (truncated to them)";
+  }
+  return "error class " + std::to_string(s.error);
+}
+
+namespace {
+
+/// Registers the ticket of the operation just issued to `target` on `win`.
+MPI_Request addRmaRequest(MPI_Win win, Window& w, int target) {
+  RequestEntry e;
+  e.win = win;
+  e.ticket = w.ticket(target);
+  return addRequest(std::move(e));
 }
 
 /// Issues `issue` (the operation) in the window's passive epoch and returns its request; the
@@ -34,7 +69,7 @@ void startRequest(const char* call, MPI_Win win, int target, MPI_Request* reques
   requireArg(request, "request");
   w.requirePassiveEpoch(call);
   issue(w);
-  *request = addRequest(win, w, target);
+  *request = addRmaRequest(win, w, target);
 }
 
 void emptyStatus(MPI_Status* st) {
@@ -63,13 +98,17 @@ RequestEntry* lookup(MPI_Request h, int index = -1) {
   return &it->second;
 }
 
+/// Whether a request takes part in completion: persistent requests that are not started do not
+/// (MPI-3.1 §3.9: they are treated like MPI_REQUEST_NULL).
+bool activeEntry(const RequestEntry* e) { return e != nullptr && e->active; }
+
 /// Checks an array argument and every handle in it; returns whether any is active.
 bool checkArray(int count, const MPI_Request* reqs) {
   requireInit();
   if (count < 0) throw Error(MPI_ERR_COUNT, "count " + std::to_string(count) + " is negative");
   if (count > 0) requireArg(reqs, "array_of_requests");
   bool active = false;
-  for (int i = 0; i < count; ++i) active = lookup(reqs[i], i) != nullptr || active;
+  for (int i = 0; i < count; ++i) active = activeEntry(lookup(reqs[i], i)) || active;
   return active;
 }
 
@@ -79,94 +118,213 @@ Window* windowOf(const RequestEntry& e) {
   return slot ? slot->win.get() : nullptr;  // freed: every epoch was closed, so it is complete
 }
 
+/// Whether an active request is complete now (a point-to-point one as of the engine's last
+/// poll: callers poll first).
 bool isDone(const RequestEntry& e) {
+  if (e.isP2p()) return e.procNull || e.msg == nullptr || e.msg->complete;
   const Window* w = windowOf(e);
   return w == nullptr || w->done(e.ticket);
 }
 
-/// Completes request `*h` (which is live) and retires it.
-void finish(MPI_Request* h, MPI_Status* st) {
+/// Whether a Test may complete the request without waiting for another rank: RMA requests can
+/// (a flush of their target, which needs no remote CPU), messages only once they are complete.
+bool ready(const RequestEntry& e) { return !e.isP2p() || isDone(e); }
+
+p2p::Engine& engine() { return context().messages(); }
+
+/// Completes request `*h` (which is live and active): waits for it, fills the status, and
+/// retires it (a persistent one becomes inactive). Returns a point-to-point error class (0 if
+/// none) and its text in `why`.
+int finish(MPI_Request* h, MPI_Status* st, std::string* why = nullptr) {
   auto& reqs = state().requests;
   auto it = reqs.find(*h);
-  if (Window* w = windowOf(it->second); w != nullptr) w->waitFor(it->second.ticket);
-  reqs.erase(it);
-  *h = MPI_REQUEST_NULL;
-  emptyStatus(st);
+  RequestEntry& e = it->second;
+  int err = 0;
+  if (e.isP2p()) {
+    if (e.procNull) {
+      procNullStatus(st);
+    } else if (e.msg) {
+      engine().wait(*e.msg);
+      p2pStatus(st, e.msg->status);
+      err = e.msg->status.error;
+      if (err != 0 && why != nullptr) *why = p2pError(e.msg->status);
+    } else {
+      emptyStatus(st);
+    }
+  } else {
+    if (Window* w = windowOf(e); w != nullptr) w->waitFor(e.ticket);
+    emptyStatus(st);
+  }
+  if (e.persistent) {
+    e.active = false;
+    e.procNull = false;
+  } else {
+    reqs.erase(it);
+    *h = MPI_REQUEST_NULL;
+  }
+  return err;
 }
 
 MPI_Status* statusAt(MPI_Status* statuses, int i) {
   return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : statuses + i;
 }
 
-/// MPI_Wait / MPI_Test: completes `*h` when it is active; an empty status for MPI_REQUEST_NULL.
+/// The communicator a request's errors are raised on (its handler), for MPI_Wait / MPI_Test.
+On onOf(const MPI_Request* h) noexcept {
+  if (h == nullptr || !state().initialized) return On::none();
+  auto it = state().requests.find(*h);
+  if (it == state().requests.end()) return On::none();
+  if (it->second.isP2p()) return On::comm(it->second.comm);
+  return On::win(it->second.win);
+}
+
+void throwIf(int err, const std::string& why) {
+  if (err != 0) throw Error(err, why);
+}
+
+/// MPI_Wait / MPI_Test: completes `*h` when it is active; an empty status for MPI_REQUEST_NULL
+/// and for an inactive persistent request.
 void finishOrEmpty(MPI_Request* h, MPI_Status* st) {
-  if (lookup(*h) != nullptr) {
-    finish(h, st);
+  if (activeEntry(lookup(*h))) {
+    std::string why;
+    throwIf(finish(h, st, &why), why);
   } else {
     emptyStatus(st);
   }
 }
 
+/// Several completions' errors: each status's MPI_ERROR (when statuses are asked for), then
+/// MPI_ERR_IN_STATUS naming the first.
+struct Errors {
+  int first = -1;
+  std::string why;
+  void note(int err, int index, const std::string& text) {
+    if (err != 0 && first < 0) {
+      first = index;
+      why = text;
+    }
+  }
+  void raise() const {
+    if (first >= 0) {
+      throw Error(MPI_ERR_IN_STATUS, "request " + std::to_string(first) + ": " + why);
+    }
+  }
+};
+
 /// MPI_Waitall / MPI_Testall (checkArray() done): every request completed in turn.
 void finishAll(int count, MPI_Request reqs[], MPI_Status statuses[]) {
+  Errors errors;
+  std::vector<int> codes(static_cast<std::size_t>(count), MPI_SUCCESS);
   for (int i = 0; i < count; ++i) {
     MPI_Status* st = statusAt(statuses, i);
-    if (reqs[i] == MPI_REQUEST_NULL) {
+    if (!activeEntry(lookup(reqs[i], i))) {
       emptyStatus(st);
     } else {
-      finish(&reqs[i], st);
+      std::string why;
+      const int err = finish(&reqs[i], st, &why);
+      codes[static_cast<std::size_t>(i)] = err;
+      errors.note(err, i, why);
+    }
+  }
+  if (errors.first >= 0 && statuses != MPI_STATUSES_IGNORE) {
+    for (int i = 0; i < count; ++i) statuses[i].MPI_ERROR = codes[static_cast<std::size_t>(i)];
+  }
+  errors.raise();
+}
+
+/// Polls the engine once (messages that arrived complete receives), if it may matter.
+void pollMessages(int count, const MPI_Request reqs[]) {
+  for (int i = 0; i < count; ++i) {
+    if (reqs[i] == MPI_REQUEST_NULL) continue;
+    const RequestEntry& e = state().requests.at(reqs[i]);
+    if (e.active && e.msg != nullptr && !e.msg->complete) {
+      engine().poll();
+      return;
     }
   }
 }
 
-/// The completed requests of the array into indices / statuses (waiting for the first active
-/// one when none is complete and `block`); returns their number or MPI_UNDEFINED when no request
-/// is active.
+/// The indices of the active requests that are done (ready: for the Test family).
+std::vector<int> doneIndices(int count, const MPI_Request reqs[], bool forTest) {
+  std::vector<int> out;
+  for (int i = 0; i < count; ++i) {
+    if (reqs[i] == MPI_REQUEST_NULL) continue;
+    const RequestEntry& e = state().requests.at(reqs[i]);
+    if (!e.active) continue;
+    if (forTest ? ready(e) : isDone(e)) out.push_back(i);
+  }
+  return out;
+}
+
+/// Waits until some active request of the array is done (driving progress); returns them.
+std::vector<int> waitSome(int count, const MPI_Request reqs[]) {
+  pollMessages(count, reqs);
+  std::vector<int> done = doneIndices(count, reqs, false);
+  if (!done.empty()) return done;
+  // An RMA request completes by a flush, which needs no remote CPU: the first active one, then.
+  for (int i = 0; i < count; ++i) {
+    if (reqs[i] == MPI_REQUEST_NULL) continue;
+    const RequestEntry& e = state().requests.at(reqs[i]);
+    if (e.active && !e.isP2p()) return {i};
+  }
+  context().waitUntil([&] {
+    engine().poll();
+    done = doneIndices(count, reqs, false);
+    return !done.empty();
+  });
+  return done;
+}
+
+/// MPI_Waitsome / MPI_Testsome: the completed requests of the array into indices / statuses;
+/// returns their number or MPI_UNDEFINED when no request is active.
 int some(int incount, MPI_Request reqs[], int indices[], MPI_Status statuses[], bool block) {
   if (!checkArray(incount, reqs)) return MPI_UNDEFINED;
   if (incount > 0) requireArg(indices, "array_of_indices");
+  std::vector<int> done;
+  if (block) {
+    done = waitSome(incount, reqs);
+  } else {
+    pollMessages(incount, reqs);
+    done = doneIndices(incount, reqs, true);
+  }
+  Errors errors;
   int n = 0;
-  int firstActive = -1;
-  for (int i = 0; i < incount; ++i) {
-    if (reqs[i] == MPI_REQUEST_NULL) continue;
-    if (firstActive < 0) firstActive = i;
-    if (isDone(state().requests.at(reqs[i]))) {
-      finish(&reqs[i], statusAt(statuses, n));
-      indices[n++] = i;
-    }
+  for (int i : done) {
+    std::string why;
+    MPI_Status* st = statusAt(statuses, n);
+    const int err = finish(&reqs[i], st, &why);
+    if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = err;
+    errors.note(err, i, why);
+    indices[n++] = i;
   }
-  if (n == 0 && block) {
-    finish(&reqs[firstActive], statusAt(statuses, 0));
-    indices[n++] = firstActive;
-    // Its flush may have completed others to the same target.
-    for (int i = firstActive + 1; i < incount; ++i) {
-      if (reqs[i] != MPI_REQUEST_NULL && isDone(state().requests.at(reqs[i]))) {
-        finish(&reqs[i], statusAt(statuses, n));
-        indices[n++] = i;
-      }
-    }
-  }
+  errors.raise();
   return n;
 }
 
-/// MPI_Waitany: a complete request, else the first active one once completed; its index, or
-/// MPI_UNDEFINED (with an empty status) when none is active.
-int any(int count, MPI_Request reqs[], MPI_Status* status) {
+/// MPI_Waitany / MPI_Testany: a completed request's index, or MPI_UNDEFINED (with an empty
+/// status) when none is active; `flag` (Testany) is false when none is complete yet.
+int any(int count, MPI_Request reqs[], MPI_Status* status, bool block, int* flag) {
   if (!checkArray(count, reqs)) {
     emptyStatus(status);
+    if (flag != nullptr) *flag = 1;
     return MPI_UNDEFINED;
   }
-  int first = -1;
-  for (int i = 0; i < count; ++i) {
-    if (reqs[i] == MPI_REQUEST_NULL) continue;
-    if (first < 0) first = i;
-    if (isDone(state().requests.at(reqs[i]))) {
-      finish(&reqs[i], status);
-      return i;
+  std::vector<int> done;
+  if (block) {
+    done = waitSome(count, reqs);
+  } else {
+    pollMessages(count, reqs);
+    done = doneIndices(count, reqs, true);
+    if (done.empty()) {
+      *flag = 0;
+      return MPI_UNDEFINED;
     }
+    *flag = 1;
   }
-  finish(&reqs[first], status);
-  return first;
+  const int i = done.front();
+  std::string why;
+  throwIf(finish(&reqs[i], status, &why), why);
+  return i;
 }
 
 }  // namespace
@@ -232,7 +390,7 @@ int MPI_Rget_accumulate(const void* origin_addr, int origin_count, MPI_Datatype 
 }
 
 int MPI_Wait(MPI_Request* request, MPI_Status* status) {
-  return call("MPI_Wait", On::none(), [&] {
+  return call("MPI_Wait", capi::onOf(request), [&] {
     capi::requireInit();
     capi::requireArg(request, "request");
     capi::finishOrEmpty(request, status);
@@ -240,12 +398,20 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status) {
 }
 
 int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
-  return call("MPI_Test", On::none(), [&] {
+  return call("MPI_Test", capi::onOf(request), [&] {
     capi::requireInit();
     capi::requireArg(request, "request");
     capi::requireArg(flag, "flag");
-    capi::finishOrEmpty(request, status);
+    capi::RequestEntry* e = capi::lookup(*request);
+    if (capi::activeEntry(e) && e->msg != nullptr && !e->msg->complete) {
+      capi::engine().poll();
+      if (!e->msg->complete) {
+        *flag = 0;
+        return;
+      }
+    }
     *flag = 1;
+    capi::finishOrEmpty(request, status);
   });
 }
 
@@ -261,15 +427,23 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int* flag,
   return call("MPI_Testall", On::none(), [&] {
     capi::checkArray(count, array_of_requests);
     capi::requireArg(flag, "flag");
-    capi::finishAll(count, array_of_requests, array_of_statuses);
+    capi::pollMessages(count, array_of_requests);
+    for (int i = 0; i < count; ++i) {
+      const capi::RequestEntry* e = capi::lookup(array_of_requests[i], i);
+      if (capi::activeEntry(e) && !capi::ready(*e)) {
+        *flag = 0;
+        return;
+      }
+    }
     *flag = 1;
+    capi::finishAll(count, array_of_requests, array_of_statuses);
   });
 }
 
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int* index, MPI_Status* status) {
   return call("MPI_Waitany", On::none(), [&] {
     capi::requireArg(index, "index");
-    *index = capi::any(count, array_of_requests, status);
+    *index = capi::any(count, array_of_requests, status, true, nullptr);
   });
 }
 
@@ -278,8 +452,7 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int* index, int* fla
   return call("MPI_Testany", On::none(), [&] {
     capi::requireArg(index, "index");
     capi::requireArg(flag, "flag");
-    *index = capi::any(count, array_of_requests, status);
-    *flag = 1;
+    *index = capi::any(count, array_of_requests, status, false, flag);
   });
 }
 
@@ -295,18 +468,45 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int* outcount,
                  int array_of_indices[], MPI_Status array_of_statuses[]) {
   return call("MPI_Testsome", On::none(), [&] {
     capi::requireArg(outcount, "outcount");
-    *outcount = capi::some(incount, array_of_requests, array_of_indices, array_of_statuses, true);
+    *outcount = capi::some(incount, array_of_requests, array_of_indices, array_of_statuses, false);
+  });
+}
+
+int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  return call("MPI_Request_get_status", capi::onOf(&request), [&] {
+    capi::requireInit();
+    capi::requireArg(flag, "flag");
+    capi::RequestEntry* e = capi::lookup(request);
+    if (!capi::activeEntry(e)) {
+      capi::emptyStatus(status);
+      *flag = 1;
+      return;
+    }
+    if (e->msg != nullptr && !e->msg->complete) capi::engine().poll();
+    if (!capi::isDone(*e)) {
+      *flag = 0;
+      return;
+    }
+    *flag = 1;
+    if (e->procNull) {
+      capi::procNullStatus(status);
+    } else if (e->msg != nullptr) {
+      capi::p2pStatus(status, e->msg->status);
+    } else {
+      capi::emptyStatus(status);
+    }
   });
 }
 
 int MPI_Request_free(MPI_Request* request) {
-  return call("MPI_Request_free", On::none(), [&] {
+  return call("MPI_Request_free", capi::onOf(request), [&] {
     capi::requireInit();
     capi::requireArg(request, "request");
-    if (capi::lookup(*request) == nullptr) {
-      throw onesided::Error(MPI_ERR_REQUEST, "request is MPI_REQUEST_NULL");
-    }
-    // The operation completes at the window's next flush / unlock as any other (MPI-3.1 §3.7.3).
+    capi::RequestEntry* e = capi::lookup(*request);
+    if (e == nullptr) throw onesided::Error(MPI_ERR_REQUEST, "request is MPI_REQUEST_NULL");
+    // RMA: completes at the window's next flush / unlock as any other (MPI-3.1 §3.7.3). A
+    // message still under way goes on; the engine keeps its request until it completes.
+    if (e->msg != nullptr && !e->msg->complete) capi::engine().orphan(std::move(e->msg));
     capi::state().requests.erase(*request);
     *request = MPI_REQUEST_NULL;
   });

@@ -21,6 +21,7 @@
 #include "onesided/group.hpp"
 #include "onesided/op.hpp"
 #include "onesided/window.hpp"
+#include "p2p/engine.hpp"
 
 namespace onesided::capi {
 
@@ -56,11 +57,43 @@ struct InfoEntry {
   std::vector<std::pair<std::string, std::string>> pairs;
 };
 
-/// A request-based RMA operation (MPI_Rput ...): its window by handle (a freed window's
-/// requests are complete: MPI_Win_free needs every epoch closed) and its completion ticket.
+/// What MPI_Send_init and its kin were given, for each MPI_Start.
+struct PersistentArgs {
+  enum class Op : std::uint8_t { kSend, kSsend, kBsend, kRsend, kRecv } op = Op::kSend;
+  void* buf = nullptr;
+  int count = 0;
+  MPI_Datatype type = 0;
+  int peer = 0;
+  int tag = 0;
+  MPI_Comm comm = 0;
+  Datatype::Ptr typeHold;  // the type lives as long as the request (it may be freed meanwhile)
+};
+
+/// A message MPI_Mprobe / MPI_Improbe took, and the communicator it came on.
+struct MatchedMessage {
+  std::unique_ptr<p2p::Incoming> in;
+  MPI_Comm comm = 0;
+};
+
+/// A request. Request-based RMA (MPI_Rput ...): its window by handle (a freed window's requests
+/// are complete: MPI_Win_free needs every epoch closed) and its completion ticket. Point-to-point
+/// (`msg` set, or `procNull`): the engine's request and its communicator.
 struct RequestEntry {
   MPI_Win win = MPI_WIN_NULL;
   Window::Ticket ticket;
+  std::unique_ptr<p2p::Request> msg;
+  MPI_Comm comm = 0;      // point-to-point: its communicator (MPI_COMM_NULL is 0)
+  bool procNull = false;  // point-to-point with MPI_PROC_NULL: complete, with its empty status
+  std::unique_ptr<PersistentArgs> persistent;  // MPI_*_init's arguments
+  bool active = true;  // a persistent request: started and not yet completed
+  [[nodiscard]] bool isP2p() const noexcept { return msg != nullptr || procNull || persistent; }
+};
+
+/// A message MPI_Bsend copied out of the program's buffer, charged against the attached buffer.
+struct BufferedSend {
+  std::vector<std::byte> data;
+  p2p::Request req;
+  std::size_t charge = 0;
 };
 
 /// An operation made by MPI_Op_create.
@@ -98,6 +131,16 @@ struct State {
   // only live requests take memory.
   std::unordered_map<MPI_Request, RequestEntry> requests;
   MPI_Request nextRequest = 1;
+  // Messages MPI_Mprobe / MPI_Improbe took, by handle (from 2: MPI_MESSAGE_NULL and
+  // MPI_MESSAGE_NO_PROC are 0 and 1); handles are not reused.
+  std::unordered_map<MPI_Message, MatchedMessage> messages;
+  MPI_Message nextMessage = 2;
+  // MPI_Buffer_attach's buffer, and the buffered sends charged against it.
+  void* bsendBuffer = nullptr;
+  int bsendSize = 0;
+  bool bsendAttached = false;
+  std::size_t bsendUsed = 0;
+  std::vector<std::unique_ptr<BufferedSend>> bsends;
   // User-defined operations: handle kFirstUserOp + i is userOps[i]; freed slots are null and
   // never reused, so a stale handle is always MPI_ERR_OP.
   std::vector<std::unique_ptr<UserOpEntry>> userOps;
@@ -262,5 +305,27 @@ InfoEntry& infoEntry(MPI_Info info);
 /// start from.
 WindowHints windowHints(MPI_Info info, const WindowHints& base = {});
 void checkErrhandler(MPI_Errhandler eh);
+
+/// A status's byte count (MPI_Get_count and its kin read it), in two ints of MPI_Status.
+inline std::uint64_t statusBytes(const MPI_Status* s) {
+  return static_cast<std::uint64_t>(static_cast<unsigned>(s->onesided_count_lo)) |
+         (static_cast<std::uint64_t>(static_cast<unsigned>(s->onesided_count_hi)) << 32);
+}
+inline void setStatusBytes(MPI_Status* s, std::uint64_t bytes) {
+  s->onesided_count_lo = static_cast<int>(static_cast<unsigned>(bytes & 0xffffffffU));
+  s->onesided_count_hi = static_cast<int>(static_cast<unsigned>(bytes >> 32));
+}
+
+// ---- requests (request.cpp), shared with point-to-point (p2p.cpp) ----
+/// A new handle for `e`.
+MPI_Request addRequest(RequestEntry e);
+/// Fills `st` (unless MPI_STATUS_IGNORE) from a completed point-to-point request.
+void p2pStatus(MPI_Status* st, const p2p::Status& s);
+/// The status of a receive from MPI_PROC_NULL (MPI-3.1 §3.11).
+void procNullStatus(MPI_Status* st);
+/// The message of a point-to-point error class in a status, for the call that reports it.
+std::string p2pError(const p2p::Status& s);
+/// Completes every buffered send (MPI_Buffer_detach, MPI_Finalize).
+void drainBufferedSends();
 
 }  // namespace onesided::capi

@@ -62,15 +62,6 @@ std::vector<std::int64_t> aints(const MPI_Aint* a, int n, const char* what) {
   return n > 0 ? std::vector<std::int64_t>(a, a + n) : std::vector<std::int64_t>{};
 }
 
-std::uint64_t statusBytes(const MPI_Status* s) {
-  return static_cast<std::uint64_t>(static_cast<unsigned>(s->onesided_count_lo)) |
-         (static_cast<std::uint64_t>(static_cast<unsigned>(s->onesided_count_hi)) << 32);
-}
-void setStatusBytes(MPI_Status* s, std::uint64_t bytes) {
-  s->onesided_count_lo = static_cast<int>(static_cast<unsigned>(bytes & 0xffffffffU));
-  s->onesided_count_hi = static_cast<int>(static_cast<unsigned>(bytes >> 32));
-}
-
 int toInt(std::uint64_t v) { return v > INT_MAX ? MPI_UNDEFINED : static_cast<int>(v); }
 
 void copyName(const std::string& name, char* out, int* len) {
