@@ -224,11 +224,12 @@ class Launcher {
       // fds[2..]: pending connections, then ranks' connections; `who` says which each is, as
       // it was when polled (handling one entry may promote a pending connection to a rank's).
       expirePending();
+      if (acceptPausedUntil_ > 0 && now() >= acceptPausedUntil_) acceptPausedUntil_ = 0;
       std::vector<pollfd> fds;
       std::vector<int> who;  // >= 0: rank; < 0: pending connection -1 - k
       fds.push_back({sigfd_.get(), POLLIN, 0});
       // Not while accept() is out of descriptors: the socket would stay readable and spin.
-      fds.push_back({now() >= acceptPausedUntil_ ? listen_.get() : -1, POLLIN, 0});
+      fds.push_back({acceptPausedUntil_ == 0 ? listen_.get() : -1, POLLIN, 0});
       for (std::size_t k = 0; k < pending_.size(); ++k) {
         fds.push_back({pending_[k].conn.get(), POLLIN, 0});
         who.push_back(-1 - static_cast<int>(k));
