@@ -11,6 +11,9 @@ then lets the ranks run: the job must complete with the right values (modes.c "g
 with a clear line where the attack is one only a holder of the secret can make. A second job is
 attacked the same way and sent SIGTERM: the launcher must exit 143 promptly and leave nothing.
 
+"fake_launcher" turns it around: a process holding a rank's rendezvous port that is not its
+launcher (no secret, or lengths that wrap) must make the rank fail in MPI_Init with a line.
+
 Attacks that need the secret read it from a rank's environment, which the held ranks write to a
 private directory: that is what a process of the same user (or a rank's own child) has; another
 user has no way to it (/proc/PID/environ is private to the owner).
@@ -419,7 +422,70 @@ class HalfOpen:
             s.close()
 
 
+def fake_launcher(name, reply):
+    """A process holding the rendezvous port that is not this job's launcher: a rank started
+    with it in ONESIDED_RENDEZVOUS must fail in MPI_Init with a line, not hang or allocate
+    what a length says. `reply(conn, nonce, hello_payload)` plays the launcher's part."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    secret, jobid = os.urandom(32), "fake.1"
+    env = dict(os.environ, ONESIDED_RANK="0", ONESIDED_SIZE="1", ONESIDED_LOCAL_RANK="0",
+               ONESIDED_LOCAL_SIZE="1", ONESIDED_JOBID=jobid, ONESIDED_SECRET=secret.hex(),
+               ONESIDED_RENDEZVOUS=f"127.0.0.1:{srv.getsockname()[1]}")
+    p = subprocess.Popen([MODES, "ok"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    srv.settimeout(10 * SCALE)
+    conn, _ = srv.accept()
+    conn.settimeout(10 * SCALE)
+    nonce = os.urandom(32)
+    conn.sendall(header(CHALLENGE, 32) + nonce)
+    t, _, n = struct.unpack("<IIQ", recvn(conn, 16))
+    payload = recvn(conn, n) if t == HELLO and n == 68 else b""
+    reply(conn, nonce, payload, secret, jobid)
+    try:
+        out, err = p.communicate(timeout=10 * SCALE)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+    conn.close()
+    srv.close()
+    return p.returncode, err
+
+
+def welcome(conn, nonce, payload, secret, jobid):
+    rank, mine = struct.unpack("<i", payload[:4])[0], payload[4:36]
+    conn.sendall(header(WELCOME, 32) + proof(secret, nonce, rank, jobid, b"launcher", mine))
+    t, _, n = struct.unpack("<IIQ", recvn(conn, 16))  # the rank's allgather
+    recvn(conn, n)
+
+
+def run_fake_launcher():
+    def no_secret(conn, nonce, payload, secret, jobid):
+        conn.sendall(header(WELCOME, 32) + os.urandom(32))
+    rc, err = fake_launcher("no secret", no_secret)
+    check(f"fake launcher without the secret: rank exits {rc}, naming it",
+          rc not in (0, None) and "does not know the job's secret" in err, err)
+
+    def wrapping_reply(conn, nonce, payload, secret, jobid):
+        welcome(conn, nonce, payload, secret, jobid)
+        conn.sendall(header(ALLGATHER, 2**64 - 8))
+    rc, err = fake_launcher("wrapping reply", wrapping_reply)
+    check(f"allgather reply of 2^64-8 bytes: rank exits {rc}, naming the length",
+          rc not in (0, None) and "allgather reply of 18446744073709551608 bytes" in err, err)
+
+    def wrapping_blob(conn, nonce, payload, secret, jobid):
+        welcome(conn, nonce, payload, secret, jobid)
+        conn.sendall(header(ALLGATHER, 16) + struct.pack("<Q", 2**64 - 1) + b"x" * 8)
+    rc, err = fake_launcher("wrapping blob", wrapping_blob)
+    check(f"blob length 2^64-1 in a reply: rank exits {rc}, short reply",
+          rc not in (0, None) and "short allgather reply" in err, err)
+    return 1 if failures else 0
+
+
 def run_scenario():
+    if SCENARIO == "fake_launcher":
+        return run_fake_launcher()
     base_job = Job()
     base_rss, _ = proc_stat(base_job.p.pid)
     job = base_job
