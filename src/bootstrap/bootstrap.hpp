@@ -67,7 +67,8 @@ class Bootstrap {
 
 /// Chooses the bootstrap from the environment (ONESIDED_BOOTSTRAP=pmix|tcp|singleton forces one):
 ///  - onesided-run's rendezvous when ONESIDED_RENDEZVOUS is set: onesided-run sets
-///    ONESIDED_RANK, ONESIDED_SIZE, ONESIDED_RENDEZVOUS=127.0.0.1:PORT and ONESIDED_JOBID for
+///    ONESIDED_RANK, ONESIDED_SIZE, ONESIDED_RENDEZVOUS=127.0.0.1:PORT, ONESIDED_JOBID and
+///    ONESIDED_SECRET (the job's secret, proved on the connection: wire.hpp) for
 ///    its own children, so they win over PMIx variables inherited from an outer launcher;
 ///  - PMIx when PMIX_NAMESPACE or a PMIX_SERVER_URI* variable is set (srun --mpi=pmix,
 ///    mpirun, prterun); a PMIx environment whose server cannot be reached is an error, and so

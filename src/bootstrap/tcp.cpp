@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The rank side of onesided-run's rendezvous: one TCP connection to the launcher on 127.0.0.1,
-// over which allgather / barrier / finalize / abort travel (wire.hpp).
+// over which allgather / barrier / finalize / abort travel (wire.hpp). The connection first
+// answers the launcher's challenge with a proof made from the job's secret (ONESIDED_SECRET).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -15,6 +19,7 @@
 #include <thread>
 
 #include "bootstrap/bootstrap.hpp"
+#include "bootstrap/hmac.hpp"
 #include "bootstrap/wire.hpp"
 #include "log.hpp"
 #include "onesided/errors.hpp"
@@ -42,11 +47,42 @@ int envInt(const char* name, int min, int max) {
   return static_cast<int>(x);
 }
 
+void randomNonce(std::span<std::byte> out) {
+  std::size_t got = 0;
+  while (got < out.size()) {
+    ssize_t n = ::getrandom(out.data() + got, out.size() - got, 0);
+    if (n < 0 && errno != EINTR) {
+      throw Error(kErrOther, std::string("bootstrap: getrandom: ") + std::strerror(errno));
+    }
+    if (n > 0) got += static_cast<std::size_t>(n);
+  }
+}
+
+std::vector<std::byte> envSecret() {
+  const char* v = std::getenv("ONESIDED_SECRET");
+  std::vector<std::byte> secret;
+  if (v == nullptr || *v == '\0') {
+    throw Error(kErrOther,
+                "bootstrap: ONESIDED_SECRET is not set (onesided-run gives it to the ranks it "
+                "starts; the tcp bootstrap works only under onesided-run)");
+  }
+  if (!fromHex(v, secret) || secret.size() < wire::kMinSecretBytes) {
+    throw Error(kErrOther, "bootstrap: ONESIDED_SECRET is not a hex string of at least " +
+                               std::to_string(2 * wire::kMinSecretBytes) + " digits");
+  }
+  return secret;
+}
+
 class Tcp final : public Bootstrap {
  public:
   Tcp() {
     size_ = envInt("ONESIDED_SIZE", 1, 1 << 24);
     rank_ = envInt("ONESIDED_RANK", 0, size_ - 1);
+    const std::vector<std::byte> secret = envSecret();
+    const char* jobid = std::getenv("ONESIDED_JOBID");
+    if (jobid == nullptr || *jobid == '\0') {
+      throw Error(kErrOther, "bootstrap: ONESIDED_JOBID is not set");
+    }
     const char* addr = std::getenv("ONESIDED_RENDEZVOUS");
     std::string a = addr != nullptr ? addr : "";
     auto colon = a.rfind(':');
@@ -72,8 +108,37 @@ class Tcp final : public Bootstrap {
     }
     int one = 1;
     ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    std::int32_t r = rank_;
-    send(wire::Type::kHello, &r, sizeof r);
+    // The launcher speaks first: a fresh nonce, answered with this rank's proof.
+    wire::Header h{};
+    recvAll(&h, sizeof h);
+    if (h.type == wire::Type::kRefused) refused(h);
+    if (h.type != wire::Type::kChallenge || h.len != wire::kNonceBytes) {
+      lost("expected the launcher's challenge");
+    }
+    std::array<std::byte, wire::kNonceBytes> nonce{};
+    recvAll(nonce.data(), nonce.size());
+    std::array<std::byte, wire::kNonceBytes> mine{};
+    randomNonce(mine);
+    const std::int32_t r = rank_;
+    const Digest mac = wire::proof(wire::kRankLabel, secret, nonce, mine, r, jobid);
+    std::array<std::byte, wire::kHelloLen> hello{};
+    std::memcpy(hello.data(), &r, 4);
+    std::memcpy(hello.data() + 4, mine.data(), mine.size());
+    std::memcpy(hello.data() + 4 + mine.size(), mac.data(), mac.size());
+    send(wire::Type::kHello, hello.data(), hello.size());
+    // The launcher's answer: its own proof (it holds the secret too), or why it refused.
+    recvAll(&h, sizeof h);
+    if (h.type == wire::Type::kRefused) refused(h);
+    if (h.type != wire::Type::kWelcome || h.len != wire::kProofBytes) {
+      lost("expected the launcher's welcome");
+    }
+    Digest theirs{};
+    recvAll(theirs.data(), theirs.size());
+    if (!equalConstantTime(theirs,
+                           wire::proof(wire::kLauncherLabel, secret, nonce, mine, r, jobid))) {
+      throw Error(kErrOther, "bootstrap: the process listening on " + a +
+                                 " does not know the job's secret: not this job's onesided-run");
+    }
     log::boot().debug("rank {} of {} connected to {}", rank_, size_, a);
   }
   ~Tcp() override {
@@ -92,20 +157,30 @@ class Tcp final : public Bootstrap {
   [[nodiscard]] std::string kind() const override { return "tcp"; }
 
   std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine) override {
+    if (mine.size() > wire::kMaxBlob) {
+      throw Error(kErrOther, "bootstrap: this rank's start-up data (" +
+                                 std::to_string(mine.size()) + " bytes) exceeds the " +
+                                 std::to_string(wire::kMaxBlob) + " bytes onesided-run takes");
+    }
     send(wire::Type::kAllgather, mine.data(), mine.size());
     wire::Header h{};
     recvAll(&h, sizeof h);
+    if (h.type == wire::Type::kRefused) refused(h);
     if (h.type != wire::Type::kAllgather) lost("unexpected message type");
+    // Each rank's blob is at most kMaxBlob after its 8-byte length (size_ <= 2^24: no wrap).
+    if (h.len > static_cast<std::uint64_t>(size_) * (8 + wire::kMaxBlob)) {
+      lost("allgather reply of " + std::to_string(h.len) + " bytes");
+    }
     std::vector<std::byte> payload(h.len);
     recvAll(payload.data(), payload.size());
     std::vector<std::vector<std::byte>> out(static_cast<std::size_t>(size_));
     std::size_t pos = 0;
     for (auto& blob : out) {
       std::uint64_t n = 0;
-      if (pos + 8 > payload.size()) lost("short allgather reply");
+      if (payload.size() - pos < 8) lost("short allgather reply");
       std::memcpy(&n, payload.data() + pos, 8);
       pos += 8;
-      if (pos + n > payload.size()) lost("short allgather reply");
+      if (n > payload.size() - pos) lost("short allgather reply");
       blob.assign(payload.begin() + static_cast<std::ptrdiff_t>(pos),
                   payload.begin() + static_cast<std::ptrdiff_t>(pos + n));
       pos += n;
@@ -118,6 +193,7 @@ class Tcp final : public Bootstrap {
   void finalize() override { send(wire::Type::kFinalize, nullptr, 0); }
 
   void abort(int code, std::string_view message) override {
+    message = message.substr(0, wire::kMaxAbortText);
     std::vector<std::byte> p(4 + message.size());
     std::int32_t c = code;
     std::memcpy(p.data(), &c, 4);
@@ -129,6 +205,17 @@ class Tcp final : public Bootstrap {
   }
 
  private:
+  /// The launcher refused this process (kRefused: a rank already claimed, a bad proof).
+  [[noreturn]] void refused(const wire::Header& h) {
+    std::string why(static_cast<std::size_t>(std::min<std::uint64_t>(h.len, 1024)), '\0');
+    try {
+      recvAll(why.data(), why.size());
+    } catch (const Error&) {
+      why = "no reason given";
+    }
+    throw Error(kErrOther,
+                "bootstrap: onesided-run refused rank " + std::to_string(rank_) + ": " + why);
+  }
   void send(wire::Type type, const void* data, std::size_t len) {
     wire::Header h{type, 0, len};
     sendAll(&h, sizeof h);

@@ -7,6 +7,13 @@
 // each process group, SIGKILL after a short grace) and exits non-zero. Ctrl-C / SIGTERM /
 // SIGHUP are forwarded the same way. No process of the job outlives it.
 //
+// The rendezvous is authenticated and bounded (wire.hpp): the job's secret goes to the ranks in
+// their environment only; a connection that does not prove it within kAuthSeconds, sends
+// anything before its proof, or claims a rank already claimed is dropped with a line on stderr
+// (at most a few of each kind); unauthenticated connections are at most kMaxPending at a time
+// and buffer at most one hello each; every message has a maximum length, checked before its
+// payload is buffered; every step of the loop is bounded, so signals are always answered.
+//
 // Binding (--bind-to core; the default is none): when the ranks fit on the cores this launcher
 // may run on (its own affinity: taskset, a Slurm allocation), rank r is bound to the r-th of
 // those cores in hwloc's order (all of its hardware threads), as Open MPI's mpirun binds 1-2
@@ -25,6 +32,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -32,22 +40,39 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <array>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <deque>
+#include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "bootstrap/hmac.hpp"
 #include "bootstrap/wire.hpp"
 
 namespace {
 
-using onesided::bootstrap::wire::Header;
-using onesided::bootstrap::wire::Type;
+namespace wire = onesided::bootstrap::wire;
+using wire::Header;
+using wire::Type;
 
 constexpr double kGraceSeconds = 0.3;
+/// A connection must prove the secret within this many seconds of being accepted.
+constexpr double kAuthSeconds = 5;
+/// Unauthenticated connections held at once; beyond it the oldest is dropped. A rank proves
+/// itself within a round trip of connecting, so only a flood ever reaches this.
+constexpr std::size_t kMaxPending = 128;
+/// Connections accepted per turn of the loop, and bytes read per rank per turn: bounded, so a
+/// flood cannot keep the loop from its signals.
+constexpr int kAcceptsPerTurn = 64;
+constexpr std::size_t kReadPerTurn = 1 << 20;
+/// Lines of each kind of refused connection printed; further ones are counted only.
+constexpr int kNotesPerKind = 5;
 
 double now() {
   timespec ts{};
@@ -58,6 +83,18 @@ double now() {
 void say(const std::string& line) {
   std::string l = "onesided-run: " + line + "\n";
   (void)!::write(STDERR_FILENO, l.data(), l.size());
+}
+
+void randomBytes(std::span<std::byte> out) {
+  std::size_t got = 0;
+  while (got < out.size()) {
+    ssize_t n = ::getrandom(out.data() + got, out.size() - got, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error(std::string("getrandom: ") + std::strerror(errno));
+    }
+    got += static_cast<std::size_t>(n);
+  }
 }
 
 /// An owned file descriptor.
@@ -94,15 +131,36 @@ struct Rank {
   bool connected = false;
   bool finalized = false;
   Fd conn;
-  std::string in;                           // bytes received, not yet parsed
-  std::optional<std::vector<char>> gather;  // this rank's blob of the current allgather
+  std::string in;                                      // bytes received, not yet parsed
+  std::optional<std::vector<char>> gather;             // this rank's blob of the current allgather
+  std::deque<std::shared_ptr<const std::string>> out;  // messages to send, the first from outPos
+  std::size_t outPos = 0;
 };
 
-/// A connection that has not said hello yet.
+/// A connection that has not proved the secret yet: it was sent `nonce`, and nothing but one
+/// kHello (header and kHelloLen bytes) is read from it.
 struct Pending {
   Fd conn;
-  std::string in;
+  double deadline = 0;
+  std::array<std::byte, wire::kNonceBytes> nonce{};
+  std::array<char, sizeof(Header) + wire::kHelloLen> in{};
+  std::size_t got = 0;
 };
+
+/// What next() found at the front of a rank's input.
+enum class Frame { kIncomplete, kMessage, kBad };
+
+/// Pops one complete message off `in` into `h` and `payload`. A header whose type a rank does
+/// not send or whose length exceeds that type's maximum is kBad, before any payload is kept.
+Frame next(std::string& in, Header& h, std::string& payload) {
+  if (in.size() < sizeof h) return Frame::kIncomplete;
+  std::memcpy(&h, in.data(), sizeof h);
+  if (!wire::knownFromRank(h.type) || h.len > wire::maxLenFromRank(h.type)) return Frame::kBad;
+  if (in.size() - sizeof h < h.len) return Frame::kIncomplete;  // h.len is small: no wrap
+  payload.assign(in, sizeof h, static_cast<std::size_t>(h.len));
+  in.erase(0, sizeof h + static_cast<std::size_t>(h.len));
+  return Frame::kMessage;
+}
 
 /// The CPU sets of `n` ranks bound one per core (hwloc's order, within this process's own
 /// affinity); empty when they do not fit or the topology cannot be read (then nothing is bound).
@@ -144,7 +202,9 @@ class Launcher {
         bind_(bind ? coreBindings(n) : std::vector<cpu_set_t>{}),
         argv_(std::move(argv)),
         ranks_(static_cast<std::size_t>(n)),
-        aborted_(static_cast<std::size_t>(n), false) {}
+        aborted_(static_cast<std::size_t>(n), false) {
+    randomBytes(secret_);
+  }
 
   int run() {
     listen();
@@ -157,29 +217,39 @@ class Launcher {
       say(std::string("signalfd: ") + std::strerror(errno));
       return 1;
     }
-    const std::string jobid = std::to_string(getpid()) + "." + std::to_string(time(nullptr));
-    for (int r = 0; r < n_; ++r) spawn(r, jobid);
+    jobid_ = std::to_string(getpid()) + "." + std::to_string(time(nullptr));
+    for (int r = 0; r < n_; ++r) spawn(r);
     const double deadline = timeout_ > 0 ? now() + timeout_ : 0;
     while (alive() > 0) {
       // fds[2..]: pending connections, then ranks' connections; `who` says which each is, as
       // it was when polled (handling one entry may promote a pending connection to a rank's).
+      expirePending();
+      if (acceptPausedUntil_ > 0 && now() >= acceptPausedUntil_) acceptPausedUntil_ = 0;
       std::vector<pollfd> fds;
       std::vector<int> who;  // >= 0: rank; < 0: pending connection -1 - k
       fds.push_back({sigfd_.get(), POLLIN, 0});
-      fds.push_back({listen_.get(), POLLIN, 0});
+      // Not while accept() is out of descriptors: the socket would stay readable and spin.
+      fds.push_back({acceptPausedUntil_ == 0 ? listen_.get() : -1, POLLIN, 0});
       for (std::size_t k = 0; k < pending_.size(); ++k) {
         fds.push_back({pending_[k].conn.get(), POLLIN, 0});
         who.push_back(-1 - static_cast<int>(k));
       }
       for (int r = 0; r < n_; ++r) {
-        if (ranks_[static_cast<std::size_t>(r)].conn) {
-          fds.push_back({ranks_[static_cast<std::size_t>(r)].conn.get(), POLLIN, 0});
+        const auto& rk = ranks_[static_cast<std::size_t>(r)];
+        if (rk.conn) {
+          const short events = static_cast<short>(POLLIN | (rk.out.empty() ? 0 : POLLOUT));
+          fds.push_back({rk.conn.get(), events, 0});
           who.push_back(r);
         }
       }
       double wake = -1;
-      if (deadline > 0 && !stopping_) wake = deadline;
-      if (stopping_ && !killed_) wake = killAt_;
+      auto wakeBy = [&wake](double t) {
+        if (wake < 0 || t < wake) wake = t;
+      };
+      if (deadline > 0 && !stopping_) wakeBy(deadline);
+      if (stopping_ && !killed_) wakeBy(killAt_);
+      if (!pending_.empty()) wakeBy(pending_.front().deadline);  // the earliest: FIFO
+      if (acceptPausedUntil_ > 0) wakeBy(acceptPausedUntil_);
       int timeoutMs = -1;
       if (wake > 0) timeoutMs = std::max(0, static_cast<int>((wake - now()) * 1000) + 1);
       int rc = ::poll(fds.data(), fds.size(), timeoutMs);
@@ -196,11 +266,12 @@ class Launcher {
           if (who[i] < 0) {
             readPending(static_cast<std::size_t>(-1 - who[i]));
           } else if (ranks_[static_cast<std::size_t>(who[i])].conn.get() == fds[i + 2].fd) {
-            readRank(who[i]);
+            if ((fds[i + 2].revents & POLLOUT) != 0) flush(who[i]);
+            if ((fds[i + 2].revents & ~POLLOUT) != 0) readRank(who[i]);
           }
         }
-        if (fds[1].revents != 0) accept();
         std::erase_if(pending_, [](const Pending& p) { return !p.conn; });
+        if (fds[1].revents != 0) accept();
       }
       if (deadline > 0 && !stopping_ && now() >= deadline) {
         say("timeout after " + fmt(timeout_) + " s, killing " + std::to_string(alive()) + " ranks");
@@ -246,7 +317,7 @@ class Launcher {
     port_ = ntohs(sa.sin_port);
   }
 
-  void spawn(int r, const std::string& jobid) {
+  void spawn(int r) {
     const pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
@@ -275,7 +346,10 @@ class Launcher {
       setenv("ONESIDED_LOCAL_RANK", std::to_string(r).c_str(), 1);
       setenv("ONESIDED_LOCAL_SIZE", std::to_string(n_).c_str(), 1);
       setenv("ONESIDED_RENDEZVOUS", ("127.0.0.1:" + std::to_string(port_)).c_str(), 1);
-      setenv("ONESIDED_JOBID", jobid.c_str(), 1);
+      setenv("ONESIDED_JOBID", jobid_.c_str(), 1);
+      // The secret: in the environment only (readable by this user and root, as the rank's
+      // memory is), never in argv (ps shows argv to everyone) nor in a file.
+      setenv("ONESIDED_SECRET", onesided::bootstrap::toHex(secret_).c_str(), 1);
       std::vector<char*> args;
       for (auto& a : argv_) args.push_back(a.data());
       args.push_back(nullptr);
@@ -291,77 +365,180 @@ class Launcher {
     rk.alive = true;
   }
 
+  /// Accepts what is waiting (a bounded number per turn) and sends each its challenge.
   void accept() {
-    for (;;) {
+    for (int i = 0; i < kAcceptsPerTurn; ++i) {
       int fd = ::accept4(listen_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-      if (fd < 0) return;
+      if (fd < 0) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+          // Out of descriptors: free the oldest unauthenticated one, or rest a little.
+          if (!pending_.empty()) {
+            note(kDropFlood, "out of descriptors: dropping the oldest unauthenticated connection");
+            pending_.erase(pending_.begin());
+            continue;
+          }
+          acceptPausedUntil_ = now() + 0.1;
+        }
+        return;
+      }
+      acceptPausedUntil_ = 0;
+      Pending p;
+      p.conn = Fd(fd);
+      p.deadline = now() + kAuthSeconds;
+      randomBytes(p.nonce);
+      std::array<char, sizeof(Header) + wire::kNonceBytes> challenge{};
+      const Header h{Type::kChallenge, 0, wire::kNonceBytes};
+      std::memcpy(challenge.data(), &h, sizeof h);
+      std::memcpy(challenge.data() + sizeof h, p.nonce.data(), p.nonce.size());
+      // A fresh socket's buffer takes 48 bytes at once; anything else is not worth waiting for.
+      if (::send(fd, challenge.data(), challenge.size(), MSG_NOSIGNAL | MSG_DONTWAIT) !=
+          static_cast<ssize_t>(challenge.size())) {
+        continue;
+      }
       int one = 1;
       ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-      pending_.push_back({Fd(fd), {}});
+      if (pending_.size() >= kMaxPending) {
+        note(kDropFlood, "more than " + std::to_string(kMaxPending) +
+                             " unauthenticated connections: dropping the oldest");
+        pending_.erase(pending_.begin());
+      }
+      pending_.push_back(std::move(p));
     }
   }
 
-  /// Reads what is there; false on EOF or error.
-  static bool drain(Fd& fd, std::string& in) {
+  /// Drops the connections whose time to prove the secret is up (pending_ is in accept order).
+  void expirePending() {
+    const double t = now();
+    while (!pending_.empty() && pending_.front().deadline <= t) {
+      note(kDropTimeout,
+           "dropped a connection that did not authenticate within " + fmt(kAuthSeconds) + " s");
+      pending_.erase(pending_.begin());
+    }
+  }
+
+  /// Reads a pending connection's hello, never more than it: whatever follows stays in the
+  /// socket until the connection is a rank's.
+  void readPending(std::size_t k) {
+    Pending& p = pending_[k];
+    if (!p.conn) return;
+    ssize_t n = ::recv(p.conn.get(), p.in.data() + p.got, p.in.size() - p.got, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    if (n <= 0) {  // closed (or failed) before proving anything: nothing to say
+      p.conn.reset();
+      return;
+    }
+    p.got += static_cast<std::size_t>(n);
+    if (p.got < sizeof(Header)) return;
+    Header h{};
+    std::memcpy(&h, p.in.data(), sizeof h);
+    if (h.type != Type::kHello || h.len != wire::kHelloLen) {
+      note(kDropFrame, "dropped a connection whose first message is not a hello (type " +
+                           std::to_string(static_cast<std::uint32_t>(h.type)) + ", length " +
+                           std::to_string(h.len) + ")");
+      p.conn.reset();
+      return;
+    }
+    if (p.got < p.in.size()) return;
+    std::int32_t r = -1;
+    std::memcpy(&r, p.in.data() + sizeof h, 4);
+    const auto* theirs = reinterpret_cast<const std::byte*>(p.in.data() + sizeof h + 4);
+    const std::span<const std::byte> theirNonce(theirs, wire::kNonceBytes);
+    const auto* mac = theirs + wire::kNonceBytes;
+    const onesided::bootstrap::Digest expect =
+        wire::proof(wire::kRankLabel, secret_, p.nonce, theirNonce, r, jobid_);
+    if (!onesided::bootstrap::equalConstantTime(std::span(mac, wire::kProofBytes), expect)) {
+      note(kDropAuth, "dropped a connection that failed to authenticate (it claimed rank " +
+                          std::to_string(r) + ")");
+      refuse(p.conn, "authentication failed");
+      return;
+    }
+    if (r < 0 || r >= n_) {  // proved the secret, so one of ours, confused
+      note(kDropClaim, "dropped an authenticated connection claiming rank " + std::to_string(r) +
+                           " of " + std::to_string(n_));
+      refuse(p.conn, "rank " + std::to_string(r) + " is not in [0, " + std::to_string(n_) + ")");
+      return;
+    }
+    auto& rk = ranks_[static_cast<std::size_t>(r)];
+    if (rk.connected) {
+      note(kDropClaim, "dropped a second claim of rank " + std::to_string(r) +
+                           " (a rank is claimed once; the first claim stands)");
+      refuse(p.conn, "rank " + std::to_string(r) + " is already claimed by another connection");
+      return;
+    }
+    rk.connected = true;
+    rk.conn = std::move(p.conn);
+    const onesided::bootstrap::Digest ours =
+        wire::proof(wire::kLauncherLabel, secret_, p.nonce, theirNonce, r, jobid_);
+    auto welcome = std::make_shared<std::string>(sizeof(Header), '\0');
+    const Header w{Type::kWelcome, 0, ours.size()};
+    std::memcpy(welcome->data(), &w, sizeof w);
+    welcome->append(reinterpret_cast<const char*>(ours.data()), ours.size());
+    rk.out.push_back(std::move(welcome));
+    flush(r);
+  }
+
+  /// Tells a refused connection why (the text proves nothing), then closes it.
+  static void refuse(Fd& conn, const std::string& why) {
+    std::string m(sizeof(Header), '\0');
+    const Header h{Type::kRefused, 0, why.size()};
+    std::memcpy(m.data(), &h, sizeof h);
+    m += why;
+    (void)::send(conn.get(), m.data(), m.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    conn.reset();
+  }
+
+  enum NoteKind { kDropTimeout, kDropFrame, kDropAuth, kDropClaim, kDropFlood, kNoteKinds };
+  /// A line about a refused connection: the first kNotesPerKind of each kind, then one saying
+  /// the rest are not shown (a flood must not flood stderr).
+  void note(NoteKind kind, const std::string& line) {
+    const int c = ++notes_[kind];
+    if (c <= kNotesPerKind) say(line);
+    if (c == kNotesPerKind) say("(further lines of this kind are not shown)");
+  }
+
+  void readRank(int r) {
+    auto& rk = ranks_[static_cast<std::size_t>(r)];
+    bool open = drain(rk.conn, rk.in, r);
+    if (!open) rk.conn.reset();  // the exit (seen through SIGCHLD) decides what it meant
+  }
+
+  /// Reads what is there (at most kReadPerTurn) and handles each complete message as it comes,
+  /// so the buffer holds at most one message and a read; false on EOF or error.
+  bool drain(Fd& fd, std::string& in, int r) {
     char buf[65536];
-    for (;;) {
+    for (std::size_t total = 0; total < kReadPerTurn && fd;) {
       ssize_t n = ::recv(fd.get(), buf, sizeof buf, MSG_DONTWAIT);
       if (n > 0) {
         in.append(buf, static_cast<std::size_t>(n));
+        total += static_cast<std::size_t>(n);
+        handle(r);
         continue;
       }
       if (n < 0 && (errno == EAGAIN || errno == EINTR)) return true;
       return false;
     }
-  }
-
-  /// Pops one complete message off `in`.
-  static bool next(std::string& in, Header& h, std::string& payload) {
-    if (in.size() < sizeof h) return false;
-    std::memcpy(&h, in.data(), sizeof h);
-    if (in.size() < sizeof h + h.len) return false;
-    payload = in.substr(sizeof h, h.len);
-    in.erase(0, sizeof h + h.len);
-    return true;
-  }
-
-  void readPending(std::size_t k) {
-    Pending& p = pending_[k];
-    bool open = drain(p.conn, p.in);
-    Header h{};
-    std::string payload;
-    if (next(p.in, h, payload)) {
-      std::int32_t r = -1;
-      if (h.type == Type::kHello && payload.size() == 4) std::memcpy(&r, payload.data(), 4);
-      if (r < 0 || r >= n_ || ranks_[static_cast<std::size_t>(r)].connected) {
-        say("protocol error: bad hello from a rank");
-        p.conn.reset();
-        return;
-      }
-      auto& rk = ranks_[static_cast<std::size_t>(r)];
-      rk.connected = true;
-      rk.conn = std::move(p.conn);
-      rk.in = std::move(p.in);
-      handle(r);
-      return;
-    }
-    if (!open) p.conn.reset();
-  }
-
-  void readRank(int r) {
-    auto& rk = ranks_[static_cast<std::size_t>(r)];
-    bool open = drain(rk.conn, rk.in);
-    handle(r);
-    if (!open) rk.conn.reset();  // the exit (seen through SIGCHLD) decides what it meant
+    return static_cast<bool>(fd);
   }
 
   void handle(int r) {
     auto& rk = ranks_[static_cast<std::size_t>(r)];
     Header h{};
     std::string payload;
-    while (next(rk.in, h, payload)) {
+    for (;;) {
+      const Frame f = next(rk.in, h, payload);
+      if (f == Frame::kIncomplete) return;
+      if (f == Frame::kBad) {
+        protocolError(r, "message type " + std::to_string(static_cast<std::uint32_t>(h.type)) +
+                             " of " + std::to_string(h.len) + " bytes (at most " +
+                             std::to_string(wire::maxLenFromRank(h.type)) + " for that type)");
+        return;
+      }
       switch (h.type) {
         case Type::kAllgather:
+          if (rk.gather) {  // a rank waits for the reply before its next allgather
+            protocolError(r, "a second allgather before the first completed");
+            return;
+          }
           rk.gather.emplace(payload.begin(), payload.end());
           maybeCompleteAllgather();
           break;
@@ -381,51 +558,69 @@ class Launcher {
           break;
         }
         default:
-          if (!stopping_) {
-            say("protocol error from rank " + std::to_string(r));
-            stop(1);
-          }
+          protocolError(r, "message type " + std::to_string(static_cast<std::uint32_t>(h.type)) +
+                               " after the hello");
+          return;
       }
     }
+  }
+
+  void protocolError(int r, const std::string& what) {
+    auto& rk = ranks_[static_cast<std::size_t>(r)];
+    if (!stopping_) {
+      say("protocol error from rank " + std::to_string(r) + ": " + what);
+      stop(1);
+    }
+    rk.in.clear();
+    rk.conn.reset();
   }
 
   void maybeCompleteAllgather() {
     for (const auto& r : ranks_) {
       if (!r.gather) return;
     }
-    std::string reply;
+    auto reply = std::make_shared<std::string>(sizeof(Header), '\0');
     for (const auto& r : ranks_) {
       std::uint64_t n = r.gather->size();
-      reply.append(reinterpret_cast<const char*>(&n), 8);
-      reply.append(r.gather->data(), r.gather->size());
+      reply->append(reinterpret_cast<const char*>(&n), 8);
+      reply->append(r.gather->data(), r.gather->size());
     }
-    Header h{Type::kAllgather, 0, reply.size()};
-    for (auto& r : ranks_) {
-      r.gather.reset();
-      if (r.conn &&
-          !(sendAll(r.conn, &h, sizeof h) && sendAll(r.conn, reply.data(), reply.size()))) {
-        r.conn.reset();
+    const Header h{Type::kAllgather, 0, reply->size() - sizeof(Header)};
+    std::memcpy(reply->data(), &h, sizeof h);
+    for (int r = 0; r < n_; ++r) {
+      auto& rk = ranks_[static_cast<std::size_t>(r)];
+      rk.gather.reset();
+      if (rk.conn) {
+        rk.out.push_back(reply);
+        flush(r);
       }
     }
   }
 
-  static bool sendAll(Fd& fd, const void* data, std::size_t len) {
-    const char* p = static_cast<const char*>(data);
-    while (len > 0) {
-      ssize_t n = ::send(fd.get(), p, len, MSG_NOSIGNAL);
+  /// Sends what a rank's queue holds as far as its socket takes it now; the loop waits for
+  /// POLLOUT for the rest, so a rank that does not read cannot stall the launcher.
+  void flush(int r) {
+    auto& rk = ranks_[static_cast<std::size_t>(r)];
+    while (rk.conn && !rk.out.empty()) {
+      const std::string& m = *rk.out.front();
+      ssize_t n = ::send(rk.conn.get(), m.data() + rk.outPos, m.size() - rk.outPos,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
       if (n < 0) {
         if (errno == EINTR) continue;
-        if (errno == EAGAIN) {
-          pollfd pfd{fd.get(), POLLOUT, 0};
-          ::poll(&pfd, 1, 100);
-          continue;
-        }
-        return false;
+        if (errno == EAGAIN) return;
+        rk.conn.reset();  // the exit (seen through SIGCHLD) decides what it meant
+        break;
       }
-      p += n;
-      len -= static_cast<std::size_t>(n);
+      rk.outPos += static_cast<std::size_t>(n);
+      if (rk.outPos == m.size()) {
+        rk.out.pop_front();
+        rk.outPos = 0;
+      }
     }
-    return true;
+    if (!rk.conn) {
+      rk.out.clear();
+      rk.outPos = 0;
+    }
   }
 
   void signals() {
@@ -451,10 +646,7 @@ class Launcher {
         if (rk.pid != pid) continue;
         rk.alive = false;
         // A kAbort or kFinalize sent right before exiting must be seen before the exit.
-        if (rk.conn) {
-          drain(rk.conn, rk.in);
-          handle(r);
-        }
+        if (rk.conn && !drain(rk.conn, rk.in, r)) rk.conn.reset();
         const std::string who = "rank " + std::to_string(r) + " (pid " + std::to_string(pid) + ")";
         if (stopping_) {
           // A rank that failed on its own while the job was coming down (not by our SIGTERM /
@@ -510,6 +702,10 @@ class Launcher {
   std::vector<Rank> ranks_;
   std::vector<Pending> pending_;
   std::vector<bool> aborted_;  // ranks that sent kAbort (their exit status is theirs to pick)
+  std::array<std::byte, wire::kSecretBytes> secret_{};
+  std::string jobid_;
+  std::array<int, kNoteKinds> notes_{};
+  double acceptPausedUntil_ = 0;
   Fd listen_;
   Fd sigfd_;
   int port_ = 0;
@@ -523,38 +719,75 @@ class Launcher {
 }  // namespace
 
 int main(int argc, char** argv) {
+  constexpr const char* kUsage =
+      "usage: onesided-run -n N [--timeout S] [--bind-to core|none] [--] prog [args...]";
+  // The launcher's own options come first and are parsed strictly: an option it does not know
+  // is an error, never taken for the program. The first word that is not an option (or follows
+  // "--") is the program; it and everything after it are passed through untouched.
   // MPI launchers spell it -np; CLI11 takes single-dash options of one letter only.
-  std::vector<std::string> args(argv, argv + argc);
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    if (args[i] == "-np") args[i] = "-n";
-    if (!args[i].empty() && args[i][0] != '-') break;  // the program starts here
+  std::vector<std::string> ours{argv[0]};
+  std::vector<std::string> prog;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") {
+      prog.assign(argv + i + 1, argv + argc);
+      break;
+    }
+    if (a.empty() || a[0] != '-') {
+      prog.assign(argv + i, argv + argc);
+      break;
+    }
+    if (a == "-np") a = "-n";
+    // Unknown options first, so that the error names them (and not, say, a missing -n when
+    // "--hang-timeout 5" made "5" look like the program).
+    const std::string name = a.compare(0, 2, "--") == 0 ? a.substr(0, a.find('=')) : a.substr(0, 2);
+    if (name != "-h" && name != "--help" && name != "-n" && name != "--np" && name != "--timeout" &&
+        name != "--bind-to") {
+      std::fprintf(stderr,
+                   "onesided-run: unknown option %s\n%s\n(onesided-run --help lists the options)\n",
+                   a.c_str(), kUsage);
+      return 2;
+    }
+    ours.push_back(a);
+    const bool takesValue = a == "-n" || a == "--np" || a == "--timeout" || a == "--bind-to";
+    if (takesValue && i + 1 < argc) ours.emplace_back(argv[++i]);
   }
-  CLI::App app{"onesided-run: start an MPI program's ranks on this machine"};
+  CLI::App app{"onesided-run: start an MPI program's ranks on this machine", "onesided-run"};
   int n = 1;
   double timeout = 0;
-  app.add_option("-n,--np", n, "number of ranks")->required()->check(CLI::Range(1, 1 << 16));
-  app.add_option("--timeout", timeout, "seconds before the job is killed (0: never)")
+  app.add_option("-n,--np", n, "number of ranks (-np is also taken)")
+      ->required()
+      ->check(CLI::Range(1, 1 << 16));
+  app.add_option("--timeout", timeout, "seconds before the job is killed (0: never, the default)")
       ->check(CLI::NonNegativeNumber);
   std::string bindTo = "none";
   app.add_option("--bind-to", bindTo,
                  "core: bind each rank to a core of its own when the ranks fit on the cores; "
                  "none: do not bind (default)")
       ->check(CLI::IsMember({"core", "none"}));
-  app.prefix_command();
-  app.footer(
-      "usage: onesided-run -n N [--timeout S] [--bind-to core|none] prog [args...]\n"
-      "aliases: mpirun, mpiexec");
+  app.footer(std::string(kUsage) +
+             "\nThe first word that is not an option (or the word after --) is the program; it "
+             "and its arguments are passed through.\naliases: mpirun, mpiexec");
   std::vector<const char*> cargs;
-  for (auto& a : args) cargs.push_back(a.c_str());
+  for (auto& a : ours) cargs.push_back(a.c_str());
   try {
     app.parse(static_cast<int>(cargs.size()), cargs.data());
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::ExtrasError&) {
+    std::string unknown;
+    for (const auto& a : app.remaining()) unknown += (unknown.empty() ? "" : " ") + a;
+    std::fprintf(stderr,
+                 "onesided-run: unknown option %s\n%s\n(onesided-run --help lists the options)\n",
+                 unknown.c_str(), kUsage);
+    return 2;
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "onesided-run: %s\n%s\n(onesided-run --help lists the options)\n",
+                 e.what(), kUsage);
+    return 2;
   }
-  std::vector<std::string> prog = app.remaining();
-  if (!prog.empty() && prog[0] == "--") prog.erase(prog.begin());
   if (prog.empty()) {
-    std::fprintf(stderr, "onesided-run: no program given\n%s", app.help().c_str());
+    std::fprintf(stderr, "onesided-run: no program given\n%s\n", kUsage);
     return 2;
   }
   try {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Launcher behaviour that expect_fail.sh cannot drive: Ctrl-C / SIGTERM forwarded to the ranks,
-# a program that does not exist, non-MPI programs, -np, and 8 ranks at once.
+# a program that does not exist, non-MPI programs, -np, 8 ranks at once, binding, options.
 # Usage: signals.sh ONESIDED_RUN MODES_PROGRAM
 set -u
 run="$1"
@@ -75,4 +75,19 @@ check "more ranks than cores: unbound" $?
 check "unbound by default and with --bind-to none" $?
 "$run" --bind-to socket -n 1 true 2>/dev/null
 check "--bind-to socket refused" $(( $? != 0 ? 0 : 1 ))
+# Options: one the launcher does not know is an error naming it, with the usage line, never
+# taken as the program; --help lists every option; "--" ends the options.
+err=$("$run" --hang-timeout 5 -n 2 true 2>&1)
+[ $? -eq 2 ] && echo "$err" | grep -q "unknown option --hang-timeout" &&
+  echo "$err" | grep -q "^usage: onesided-run -n N"
+check "unknown option refused with a usage line" $?
+err=$("$run" -n 2 --no-such-option=1 true 2>&1)
+[ $? -eq 2 ] && echo "$err" | grep -q "unknown option --no-such-option=1"
+check "unknown option after -n refused" $?
+help=$("$run" --help)
+missing=$?
+for o in --help --np --timeout --bind-to; do echo "$help" | grep -q -- "$o" || missing=1; done
+check "--help lists every option" "$missing"
+[ "$("$run" -n 1 -- echo --timeout 3)" = "--timeout 3" ]
+check "-- ends the options, the program's own are passed through" $?
 exit "$fail"
