@@ -17,6 +17,7 @@
 
 #include "balance.hpp"
 #include "bootstrap/bootstrap.hpp"
+#include "call_lock.hpp"
 #include "collectives/channel.hpp"
 #include "log.hpp"
 #include "onesided/comm.hpp"
@@ -95,6 +96,7 @@ Context::Context(std::unique_ptr<bootstrap::Bootstrap> boot, const Options& opti
       cancel_(options.cancel),
       singleThreaded_(options.singleThreaded),
       pid_(getpid()) {
+  callLock_ = options.callLock;
   log::init();
   if (const char* w = std::getenv("ONESIDED_WAIT"); w != nullptr && *w != '\0') {
     const std::string_view v(w);
@@ -494,12 +496,17 @@ void Context::yieldShared(unsigned& alone) {
   nanosleep(&ts, nullptr);
 }
 
+void Context::yieldCallLock() {
+  if (callLock_ != nullptr) callLock_->yield();
+}
+
 void Context::backoff(unsigned spins, std::int64_t& since, unsigned& alone, Drive drive) {
   // Work done here (a peer's software atomic or active message served, say) restarts the
   // wait's clock: a rank that serves its peers while it waits stays as quick to answer as in
   // the first 2 ms, and only a wait with nothing to do falls back to sleeping. (A target in a
   // long fence while its peer ran fetch_and_op on a create window answered in 4-10 us from
   // the progress thread, or 10 ms without it, instead of 1 us.)
+  if (callLock_ != nullptr) callLock_->yield();  // other threads' MPI calls run meanwhile
   if (drive == Drive::kAlways || !oversubscribed_ || (spins & 3U) == 3U) {
     if (progress()) since = 0;
   }

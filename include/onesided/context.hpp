@@ -28,7 +28,8 @@ class SharedPagesCache;
 class Comm;
 namespace detail {
 class Inboxes;
-}
+class CallLock;
+}  // namespace detail
 namespace p2p {
 class Engine;
 }
@@ -58,6 +59,10 @@ struct Options {
   /// are then applied only when the rank calls into the runtime), -1: ONESIDED_PROGRESS_THREAD,
   /// else on.
   int progressThread = -1;
+  /// MPI_THREAD_MULTIPLE: the lock every MPI call of the process holds; a wait that backs off
+  /// lets go of it for a moment, so other threads' calls run (src/call_lock.hpp). Must outlive
+  /// the Context.
+  detail::CallLock* callLock = nullptr;
 };
 
 /// One rank's runtime: its bootstrap, its transport, and the world and self communicators.
@@ -159,6 +164,9 @@ class Context {
   /// be read (so that ranks that cannot tell never count as sharing one). On-node peers map
   /// each other's shared memory through /proc/PID paths only inside one PID namespace.
   [[nodiscard]] std::int64_t pidNamespace() const noexcept { return pidNamespace_; }
+  /// Under MPI_THREAD_MULTIPLE, lets the process's other threads' MPI calls run for a moment
+  /// (waits that do not go through waitUntil call it as they back off).
+  void yieldCallLock();
   /// Point-to-point messaging (src/p2p/).
   p2p::Engine& messages() { return *p2p_; }
   /// What world rank `worldRank` published for point-to-point messaging (Engine::localInfo).
@@ -251,6 +259,7 @@ class Context {
   bool progressThread_ = true;
   std::unique_ptr<detail::Inboxes> inboxes_;
   std::unique_ptr<p2p::Engine> p2p_;
+  detail::CallLock* callLock_ = nullptr;  // Options::callLock
   // More ranks than CPUs this process may run on: waits yield from the start, since the rank
   // waited for is likely waiting for this core.
   bool oversubscribed_ = false;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 
 #include "bootstrap/bootstrap.hpp"
 #include "capi/state.hpp"
@@ -21,12 +22,14 @@ void init(int required, int* provided) {
   if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE) {
     throw Error(MPI_ERR_ARG, "required thread level " + std::to_string(required) + " is invalid");
   }
-  // The runtime serialises nothing itself: SERIALIZED is the highest level it provides
-  // (MPI-3.1 §12.4.3 lets `provided` be lower than `required`).
-  const int level = std::min(required, MPI_THREAD_SERIALIZED);
+  // MPI_THREAD_MULTIPLE: calls are serialised by the call lock (src/call_lock.hpp), which
+  // waits let go of; below the runtime sees one thread at a time, as with SERIALIZED.
+  const int level = required;
   Options o;
   o.threadSerialized = level >= MPI_THREAD_SERIALIZED;
   o.singleThreaded = level == MPI_THREAD_SINGLE;
+  if (level == MPI_THREAD_MULTIPLE) o.callLock = &s.callLock;
+  s.multiple = level == MPI_THREAD_MULTIPLE;
   s.ctx = Context::fromEnvironment(o);
   log::setRank(s.ctx->rank());
   s.comms[MPI_COMM_WORLD].comm = &s.ctx->world();
@@ -35,6 +38,7 @@ void init(int required, int* provided) {
   s.groups.resize(2);
   s.groups[MPI_GROUP_EMPTY] = std::make_unique<Group>();
   s.threadLevel = level;
+  s.mainThread = std::this_thread::get_id();
   s.initialized = true;
   if (provided != nullptr) *provided = level;
 }
@@ -71,7 +75,7 @@ int MPI_Is_thread_main(int* flag) {
   return call("MPI_Is_thread_main", On::none(), [&] {
     capi::requireInit();
     capi::requireArg(flag, "flag");
-    *flag = 1;
+    *flag = std::this_thread::get_id() == capi::state().mainThread ? 1 : 0;
   });
 }
 

@@ -9,10 +9,12 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "call_lock.hpp"
 #include "onesided/collectives.hpp"
 #include "onesided/comm.hpp"
 #include "onesided/context.hpp"
@@ -103,6 +105,10 @@ struct UserOpEntry {
 };
 
 struct State {
+  /// MPI_THREAD_MULTIPLE was provided: every call takes callLock (Locked).
+  bool multiple = false;
+  detail::CallLock callLock;
+  std::thread::id mainThread;  // the thread that called MPI_Init (MPI_Is_thread_main)
   bool initialized = false;
   bool finalized = false;
   int threadLevel = MPI_THREAD_SINGLE;
@@ -172,9 +178,28 @@ struct On {
 /// (MPI_COMM_WORLD's when `on` is not a valid object), and returns the error code.
 int raise(On on, int errorClass, const std::string& message) noexcept;
 
+/// An MPI call's hold on the call lock, under MPI_THREAD_MULTIPLE only.
+class Locked {
+ public:
+  Locked() noexcept : on_(state().multiple) {
+    if (on_) [[unlikely]]
+      state().callLock.lock();
+  }
+  ~Locked() {
+    if (on_) [[unlikely]]
+      state().callLock.unlock();
+  }
+  Locked(const Locked&) = delete;
+  Locked& operator=(const Locked&) = delete;
+
+ private:
+  bool on_;
+};
+
 /// Runs `fn` and maps whatever it throws to an error code through the right handler.
 template <class Fn>
 int call(const char* name, On on, Fn&& fn) noexcept {
+  const Locked locked;
   try {
     fn();
     return MPI_SUCCESS;
@@ -235,6 +260,7 @@ inline WinEntry& winEntry(MPI_Win win) {
 /// callSlow() when there is none or the fast case declines, which checks and names errors.
 template <class Fast, class Slow>
 int fastOrCall(const char* name, MPI_Win win, Fast fast, Slow slow) noexcept {
+  const Locked locked;
   if (WinEntry* e = liveEntry(win); e != nullptr && e->win && fast(*e->win)) [[likely]] {
     return MPI_SUCCESS;
   }
@@ -245,6 +271,7 @@ int fastOrCall(const char* name, MPI_Win win, Fast fast, Slow slow) noexcept {
 /// that wait, which can fail, runs under callSlow()'s error handling.
 template <class Fast, class Slow>
 int fetchOrCall(const char* name, MPI_Win win, Fast fast, Slow slow) noexcept {
+  const Locked locked;
   if (WinEntry* e = liveEntry(win); e != nullptr && e->win) [[likely]] {
     Window& w = *e->win;
     const Window::BoxFetch f = fast(w);

@@ -134,12 +134,16 @@ Engine::Engine(Context& ctx) : ctx_(ctx), me_(ctx.rank()), size_(ctx.size()) {
   settings_.eagerBytes = detail::envSize(
       "ONESIDED_P2P_EAGER", std::min<std::size_t>(std::size_t{16} << 10, eagerMax), 0, eagerMax);
   ringCells_ = settings_.ringBytes / kCell;
+  attachAllowed_ = detail::envSize("ONESIDED_P2P_ATTACH", 1, 0, 1) == 1;
   const auto n = static_cast<std::size_t>(size_);
   ringsOff_ = sizeof(wire::Identity) + n * sizeof(wire::Consumed);
   region_ = ctx_.transport().registerMemory(nullptr, ringsOff_ + n * settings_.ringBytes,
                                             transport::Placement::kAllocate,
                                             transport::Access::kRemoteAll);
   local_ = static_cast<std::byte*>(region_->base());
+  // Transports hand out memory as it is (a freed region's stamps would pass for messages);
+  // no peer writes here before this rank has published the region's address.
+  std::memset(local_, 0, ringsOff_ + n * settings_.ringBytes);
   nonce_ = transport::regionNonce(local_);
   auto* id = reinterpret_cast<wire::Identity*>(local_);
   id->pid = ctx_.pid();
@@ -207,7 +211,9 @@ std::uint64_t Engine::cellsFor(std::size_t bytes) const { return (bytes + kCell 
 bool Engine::attaches(Peer& p) {
   if (p.attach >= 0) return p.attach == 1;
   p.attach = 0;
-  if (p.pid == ctx_.pid()) {
+  if (!attachAllowed_) {
+    // ONESIDED_P2P_ATTACH=0: every rendezvous by the transport (tests of that path).
+  } else if (p.pid == ctx_.pid()) {
     p.attach = 1;  // ranks of one process: a plain copy
   } else if (p.direct != nullptr) {
     std::uint64_t seen = 0;

@@ -196,6 +196,7 @@ class Engine {
   std::vector<std::unique_ptr<Request>> orphans_;
   std::uint64_t nextSendId_ = 1;
   std::vector<std::byte> staging_;  // a message built for a put
+  bool attachAllowed_ = true;  // ONESIDED_P2P_ATTACH: rendezvous by copy / attach where possible
   bool polling_ = false;
   bool closed_ = false;           // drain() done: nothing is read or written any more
   std::size_t pendingPeers_ = 0;  // peers with messages queued to write

@@ -237,6 +237,7 @@ void Window::agreeOnCpuAtomics() {
 
 void Window::retryPause(unsigned attempt) {
   comm_.context().progress();
+  comm_.context().yieldCallLock();
   if (attempt < 4) {
     std::this_thread::yield();
   } else {
