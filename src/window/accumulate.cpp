@@ -37,11 +37,25 @@ namespace {
 
 std::string str(std::int64_t v) { return std::to_string(v); }
 
-/// The one basic type every element of `t` is made of, or 0. Predefined types are their own
-/// element (the pair types of MAXLOC / MINLOC included).
-int elementKind(const Datatype& t) {
-  if (t.isPredefined()) return t.id();
-  return t.homogeneousKind();
+/// The one predefined type every element of `t` is made of, or -1. Predefined types are their
+/// own element (the pair types of MAXLOC / MINLOC included), and so are derived types built
+/// from one of them: a vector of MPI_DOUBLE_INT is made of MPI_DOUBLE_INT, not of doubles and
+/// ints (its signature's basic elements).
+int elementKind(const Datatype& t) { return t.accumulateKind(); }
+
+/// The element kind an accumulate of origin `o` into target `t` with `op` applies to, or -1.
+/// The accumulate kinds when they agree (the origin is ignored with NO_OP); failing that, for
+/// an operation other than MINLOC / MAXLOC, the basic kind when both signatures are made of
+/// one (MPI_2INT into a vector of MPI_INT with MPI_SUM: ints, as before pair types counted
+/// whole).
+int accumulateKind(const Datatype& o, const Datatype& t, Op op) {
+  const int tk = elementKind(t);
+  const bool noOp = op == Op::kNoOp;
+  if (tk > 0 && (noOp || elementKind(o) == tk)) return tk;
+  if (op == Op::kMaxloc || op == Op::kMinloc) return -1;
+  const int hk = t.homogeneousKind();
+  if (hk > 0 && (noOp || o.homogeneousKind() == hk)) return hk;
+  return -1;
 }
 
 /// `bytes` contiguous bytes as one committed element: the packed side of a walk.
@@ -270,14 +284,14 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
       }
     }
   }
-  const int kind = elementKind(ttype);
-  if (kind == 0) {
-    throw Error(kErrType, std::string(what) + " with target type " + ttype.name() +
+  const int kind = accumulateKind(otype, ttype, op);
+  if (kind <= 0 && elementKind(ttype) <= 0 && ttype.homogeneousKind() <= 0) {
+    throw Error(kErrType, std::string(what) + " with target type " + ttype.describe() +
                               ": accumulate types must be built from one predefined type");
   }
-  if (!noOp && elementKind(otype) != kind) {
-    throw Error(kErrType, std::string(what) + ": origin type " + otype.name() +
-                              " and target type " + ttype.name() +
+  if (kind <= 0) {
+    throw Error(kErrType, std::string(what) + ": origin type " + otype.describe() +
+                              " and target type " + ttype.describe() +
                               " are not made of the same predefined type");
   }
   if (!opAccepts(op, kind)) {
