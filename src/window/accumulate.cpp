@@ -319,6 +319,7 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
     const std::uint64_t operand = noOp ? 0 : load64(static_cast<const std::byte*>(origin));
     const std::uint64_t cmp =
         compare != nullptr ? load64(static_cast<const std::byte*>(compare)) : 0;
+    t.key = keyFor(t.key, t.base + offset, 8);
     const std::uint64_t prev =
         atomic64(target, static_cast<int>(single), operand, cmp, t.base + offset);
     if (result != nullptr && &rtype == &ttype) {
@@ -354,12 +355,15 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
   std::vector<std::byte>& old = accOld_;
 
   if (isInt64(kind) && !amInts_) {
-    // Element by element on 8-byte atomics (atomic64); `at` walks the packed stream.
+    // Element by element on 8-byte atomics (atomic64); `at` walks the packed stream. (In a
+    // dynamic window spanning attached regions, each with its region's key.)
+    transport::RemoteKey* const first = t.key;
     walk(old.data(), 1, packed, offset, static_cast<std::size_t>(tcount), ttype,
          [&](std::byte* o, std::uint64_t toff, std::size_t len) {
            const auto at = static_cast<std::size_t>(o - old.data());
            for (std::size_t k = 0; k < len; k += 8) {
              const std::uint64_t raddr = t.base + toff + k;
+             if (!dynSpan_.empty()) t.key = keyFor(first, raddr, 8);
              const std::uint64_t operand = noOp ? 0 : load64(src + at + k);
              std::uint64_t prev = 0;
              using transport::AtomicOp;
@@ -409,10 +413,15 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
           auto piece = [&](std::byte* o, std::uint64_t toff, std::size_t len) {
             auto remote = [&](std::byte* at, std::uint64_t from, std::uint64_t to) {
               if (from >= to) return;
-              transport::Iov iov{at, static_cast<std::size_t>(to - from)};
-              const auto issue = read ? ep.get({&iov, 1}, t.base + from, *t.key)
-                                      : ep.put({&iov, 1}, t.base + from, *t.key);
-              pending = pending || issue == transport::Issue::kPending;
+              // (In a dynamic window, a part per attached region the bytes lie in.)
+              byRegion(t.key, t.base + from, to - from,
+                       [&](transport::RemoteKey& key, std::uint64_t skip, std::uint64_t addr,
+                           std::uint64_t len) {
+                         transport::Iov iov{at + skip, static_cast<std::size_t>(len)};
+                         const auto issue =
+                             read ? ep.get({&iov, 1}, addr, key) : ep.put({&iov, 1}, addr, key);
+                         pending = pending || issue == transport::Issue::kPending;
+                       });
             };
             // The bytes on the load / store path (all of them, or the whole pages of a
             // create window that does not start or end on a page boundary) by copy; the
