@@ -326,7 +326,7 @@ void Window::readTable(int target) {
     return v;
   };
   for (unsigned attempt = 0;; ++attempt) {
-    std::uint64_t h[detail::kHeaderWords / 8] = {};
+    std::uint64_t h[detail::kHeaderPrefix / 8] = {};
     read(h, pt.tableBase, sizeof h, *pt.key);
     const std::uint64_t v = h[0];
     if ((v & 1) != 0) {  // the owner is writing it

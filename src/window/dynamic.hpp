@@ -39,8 +39,8 @@ struct TableHeader {
   std::uint64_t keyLen;      // the array's packed key (generation > 0)
   std::byte key[kAttachKeyMax];
 };
-/// The header's words a reader reads first (version to keyLen).
-constexpr std::size_t kHeaderWords = offsetof(TableHeader, key);
+/// The bytes of the header a reader reads first (version to keyLen).
+constexpr std::size_t kHeaderPrefix = offsetof(TableHeader, key);
 struct TableEntry {
   std::uint64_t base;
   std::uint64_t len;
