@@ -279,8 +279,9 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
     if (&rtype != &ttype || rcount != tcount) {
       if (!signaturesMatch(rtype, static_cast<std::size_t>(rcount), ttype,
                            static_cast<std::size_t>(tcount))) {
-        throw Error(kErrType, "result " + str(rcount) + " x " + rtype.name() +
-                                  " does not match target " + str(tcount) + " x " + ttype.name());
+        throw Error(kErrType, "result " + str(rcount) + " x " + rtype.describe() +
+                                  " does not match target " + str(tcount) + " x " +
+                                  ttype.describe());
       }
     }
   }
