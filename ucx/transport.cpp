@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The UCX transport: ucp RMA and AMO on one worker per Context. Memory the transport allocates
-// (UCP_MEM_MAP_ALLOCATE) lands in a shared-memory segment (UCX's sysv / posix memory domains), so
+// (UCP_MEM_MAP_ALLOCATE) lands in a shared-memory segment (UCX's posix memory domain: the runtime
+// keeps UCX off System V segments, whose mode is 0660, unless UCX_TLS says otherwise), so
 // ucp_rkey_ptr() maps it in an on-node peer and the core stores straight into it (DESIGN.md,
 // "Facts measured"). Everything else goes through ucp_put_nbx / ucp_get_nbx, whose completion is
 // collected by ep / worker flush.
@@ -33,6 +34,7 @@
 #include "onesided/errors.hpp"
 #include "transport/shared_pages.hpp"
 #include "transport/transport.hpp"
+#include "ucx/defaults.hpp"
 
 namespace onesided::transport {
 namespace {
@@ -99,6 +101,18 @@ class UcpContext {
   explicit UcpContext(const UcxOptions& opt) : sharePartialPages_(opt.sharePartialPages) {
     ucp_config_t* config = nullptr;
     checkUcs(ucp_config_read(nullptr, nullptr, &config), "ucp_config_read");
+    // The runtime's own choices where the user made none (defaults.hpp: no System V segments,
+    // and soft-RoCE's settings).
+    for (const auto& c : ucx::chooseSettings(ucx::rdmaDevices("/sys/class/infiniband"),
+                                             [](const char* v) { return std::getenv(v); })) {
+      const ucs_status_t m = ucp_config_modify(config, c.name.c_str(), c.value.c_str());
+      if (m != UCS_OK) {
+        ucp_config_release(config);
+        checkUcs(m, ("ucp_config_modify UCX_" + c.name + "=" + c.value).c_str());
+      }
+      SPDLOG_LOGGER_DEBUG(&log::ucx(), "UCX_{}={} ({}; set it to choose otherwise)", c.name,
+                          c.value, c.why);
+    }
     ucp_params_t params{};
     params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
     params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 |

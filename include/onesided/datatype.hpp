@@ -148,6 +148,11 @@ class Datatype : public std::enable_shared_from_this<Datatype> {
   [[nodiscard]] std::uint64_t basicCount() const noexcept { return nbasic_; }
   /// The predefined kind of every basic element, or -1 if they differ (or there are none).
   [[nodiscard]] int homogeneousKind() const noexcept { return kind_; }
+  /// The one predefined type this type is built from, as accumulate counts its elements
+  /// (MPI-3.1 §11.3.4): a predefined type is its own (a pair type of MPI_MINLOC / MPI_MAXLOC
+  /// included, though its signature is two basic elements); a derived type has the one of its
+  /// constituent types when they all have the same one, else -1 (and -1 without data).
+  [[nodiscard]] int accumulateKind() const noexcept { return accKind_; }
   /// Contiguous runs of one element's layout (an upper bound; committed types only).
   [[nodiscard]] double runsPerElement() const noexcept;
   /// Whether `count` elements write some byte twice (MPI forbids such a target for put and
@@ -218,6 +223,7 @@ class Datatype : public std::enable_shared_from_this<Datatype> {
   std::size_t align_ = 1;
   std::uint64_t nbasic_ = 0;
   int kind_ = -1;
+  int accKind_ = -1;
   std::vector<std::int64_t> ints_;
   std::vector<std::int64_t> aints_;
   std::vector<Ptr> types_;

@@ -60,6 +60,24 @@ inline void applyOp(Op op, int kind, std::byte* dst, const std::byte* src, std::
 }
 /// Bytes of one packed element of `kind` (its size, not its extent).
 std::size_t packedSize(int kind) noexcept;
+/// A pair kind whose C struct has padding between its value and its int (MPI_SHORT_INT:
+/// {short; int}, the int at 4), so that an element in memory is not its packed form: where the
+/// int is, and the struct's size. `intOffset` 0 (and false) for every other kind.
+struct SpreadPair {
+  std::size_t valueBytes = 0;
+  std::size_t intOffset = 0;
+  std::size_t extent = 0;
+};
+SpreadPair spreadPair(int kind) noexcept;
+/// The bytes of memory that `packedBytes` packed bytes of `kind` span when their elements are
+/// laid out one struct after the other: packedBytes itself but for a spread pair kind.
+inline std::size_t spanOf(int kind, std::size_t packedBytes) noexcept {
+  const SpreadPair sp = spreadPair(kind);
+  if (sp.intOffset == 0) return packedBytes;
+  const std::size_t elem = packedSize(kind);
+  const std::size_t n = packedBytes / elem;
+  return n == 0 ? 0 : (n - 1) * sp.extent + sp.intOffset + sizeof(int);
+}
 /// bytes / unit for a packed element size: a shift where unit is a power of two (every kind
 /// but a few pair types). A 64-bit division costs 40-90 cycles on current Xeons, and this runs
 /// on every message of a reduction.

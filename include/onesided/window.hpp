@@ -117,7 +117,8 @@ class Window {
   static std::unique_ptr<Window> createDynamic(Comm& comm, const Error* argError = nullptr,
                                                const WindowHints& hints = {});
   /// MPI_Win_attach: exposes [base, base + size) in a dynamic window. Overlapping a region
-  /// attached before (or more than detail::kMaxAttach regions) is kErrRmaAttach. Local.
+  /// attached before is kErrRmaAttach; there is no limit on the number of regions (the table
+  /// grows, dynamic.hpp). Local.
   void attach(void* base, std::int64_t size);
   /// MPI_Win_detach: the region attached at `base`; kErrRmaAttach when there is none. Local.
   void detach(const void* base);
@@ -463,13 +464,41 @@ class Window {
   /// dropped then (every later use takes the unpacked key).
   transport::RemoteKey& dataKey(Target& t, transport::Endpoint& ep);
   transport::RemoteKey& controlKey(Target& t, transport::Endpoint& ep);
-  /// Dynamic windows: finds the region at `target` holding bytes [lo, hi) and makes its key
-  /// the target's current one; kErrRmaRange when there is none, after re-reading the table.
+  /// Dynamic windows: finds the region at `target` holding bytes [lo, hi), or the adjacent
+  /// regions that together do, and makes the (first) one's key the target's current one, the
+  /// parts in dynSpan_ when there are several; kErrRmaRange when there is none, after
+  /// re-reading the table.
   void dynamicRegion(const char* what, int target, std::uint64_t lo, std::uint64_t hi);
   /// Re-reads `target`'s attach table if it changed since the cached copy.
   void readTable(int target);
-  /// Rewrites this rank's attach table from dyn_->attached (seqlock, dynamic.hpp).
-  void publishTable();
+  /// Moves this rank's attach table's entries to an array of twice the capacity (dynamic.hpp).
+  void growTable();
+  /// One attached region's part of an access that spans several (dynamicRegion).
+  struct SpanPart {
+    std::uint64_t lo;
+    std::uint64_t hi;
+    transport::RemoteKey* key;
+  };
+  /// Calls fn(key, skip, addr, len) for the parts of target bytes [addr, addr + n) of the
+  /// access in progress that each lie in one attached region (skip: bytes before the part);
+  /// one call with t.key but in a dynamic window whose access spans regions.
+  template <class F>
+  void byRegion(transport::RemoteKey* key, std::uint64_t addr, std::uint64_t n, F&& fn) const {
+    if (dynSpan_.empty()) {
+      fn(*key, 0, addr, n);
+      return;
+    }
+    for (const SpanPart& part : dynSpan_) {
+      const std::uint64_t lo = std::max(part.lo, addr);
+      const std::uint64_t hi = std::min(part.hi, addr + n);
+      if (lo < hi) fn(*part.key, lo - addr, lo, hi - lo);
+    }
+  }
+  /// The key of target bytes [addr, addr + n) when they lie in one region (an atomic on one
+  /// element): t.key, or the region's in an access spanning several; kErrRmaRange when the
+  /// bytes cross from one region into the next.
+  transport::RemoteKey* keyFor(transport::RemoteKey* key, std::uint64_t addr,
+                               std::uint64_t n) const;
   /// Validates a put / get and returns the byte offset in the target's window.
   std::uint64_t check(const char* what, const void* origin, std::int64_t ocount,
                       const Datatype& otype, int target, std::int64_t disp, std::int64_t tcount,
@@ -793,7 +822,8 @@ class Window {
   std::vector<PendingUnpack> unpacks_;
   std::vector<transport::Iov> batchIov_;  // pieces of one transfer, issued together
   std::vector<std::uint64_t> batchAddr_;
-  std::vector<int> dirty_;  // targets with operations not yet flushed
+  std::vector<SpanPart> dynSpan_;  // dynamicRegion: the regions an access spans, if several
+  std::vector<int> dirty_;         // targets with operations not yet flushed
   std::vector<bool> isDirty_;
   std::size_t pendingOps_ = 0;
   // An operation since the last completion may have loaded or stored on the load / store path:

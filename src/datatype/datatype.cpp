@@ -231,6 +231,13 @@ struct DatatypeBuilder {
       }
     }
     d.kind_ = kind < 0 ? -1 : kind;
+    // The accumulate element: the constituents' one, when they agree (pair types stay whole).
+    int acc = -2;
+    for (const auto& it : d.sig_) {
+      const int k = it.type->accumulateKind();
+      acc = acc == -2 || acc == k ? k : -1;
+    }
+    d.accKind_ = acc < 0 ? -1 : acc;
     return t;
   }
 };
@@ -791,6 +798,7 @@ struct PredefinedFactory {
                        std::vector<Datatype::SigRun> sig) {
     Datatype d{Datatype::Private{}};
     d.id_ = id;
+    d.accKind_ = size > 0 ? id : -1;
     d.name_ = name;
     d.size_ = size;
     d.lb_ = 0;

@@ -37,11 +37,25 @@ namespace {
 
 std::string str(std::int64_t v) { return std::to_string(v); }
 
-/// The one basic type every element of `t` is made of, or 0. Predefined types are their own
-/// element (the pair types of MAXLOC / MINLOC included).
-int elementKind(const Datatype& t) {
-  if (t.isPredefined()) return t.id();
-  return t.homogeneousKind();
+/// The one predefined type every element of `t` is made of, or -1. Predefined types are their
+/// own element (the pair types of MAXLOC / MINLOC included), and so are derived types built
+/// from one of them: a vector of MPI_DOUBLE_INT is made of MPI_DOUBLE_INT, not of doubles and
+/// ints (its signature's basic elements).
+int elementKind(const Datatype& t) { return t.accumulateKind(); }
+
+/// The element kind an accumulate of origin `o` into target `t` with `op` applies to, or -1.
+/// The accumulate kinds when they agree (the origin is ignored with NO_OP); failing that, for
+/// an operation other than MINLOC / MAXLOC, the basic kind when both signatures are made of
+/// one (MPI_2INT into a vector of MPI_INT with MPI_SUM: ints, as before pair types counted
+/// whole).
+int accumulateKind(const Datatype& o, const Datatype& t, Op op) {
+  const int tk = elementKind(t);
+  const bool noOp = op == Op::kNoOp;
+  if (tk > 0 && (noOp || elementKind(o) == tk)) return tk;
+  if (op == Op::kMaxloc || op == Op::kMinloc) return -1;
+  const int hk = t.homogeneousKind();
+  if (hk > 0 && (noOp || o.homogeneousKind() == hk)) return hk;
+  return -1;
 }
 
 /// `bytes` contiguous bytes as one committed element: the packed side of a walk.
@@ -265,19 +279,20 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
     if (&rtype != &ttype || rcount != tcount) {
       if (!signaturesMatch(rtype, static_cast<std::size_t>(rcount), ttype,
                            static_cast<std::size_t>(tcount))) {
-        throw Error(kErrType, "result " + str(rcount) + " x " + rtype.name() +
-                                  " does not match target " + str(tcount) + " x " + ttype.name());
+        throw Error(kErrType, "result " + str(rcount) + " x " + rtype.describe() +
+                                  " does not match target " + str(tcount) + " x " +
+                                  ttype.describe());
       }
     }
   }
-  const int kind = elementKind(ttype);
-  if (kind == 0) {
-    throw Error(kErrType, std::string(what) + " with target type " + ttype.name() +
+  const int kind = accumulateKind(otype, ttype, op);
+  if (kind <= 0 && elementKind(ttype) <= 0 && ttype.homogeneousKind() <= 0) {
+    throw Error(kErrType, std::string(what) + " with target type " + ttype.describe() +
                               ": accumulate types must be built from one predefined type");
   }
-  if (!noOp && elementKind(otype) != kind) {
-    throw Error(kErrType, std::string(what) + ": origin type " + otype.name() +
-                              " and target type " + ttype.name() +
+  if (kind <= 0) {
+    throw Error(kErrType, std::string(what) + ": origin type " + otype.describe() +
+                              " and target type " + ttype.describe() +
                               " are not made of the same predefined type");
   }
   if (!opAccepts(op, kind)) {
@@ -305,6 +320,7 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
     const std::uint64_t operand = noOp ? 0 : load64(static_cast<const std::byte*>(origin));
     const std::uint64_t cmp =
         compare != nullptr ? load64(static_cast<const std::byte*>(compare)) : 0;
+    t.key = keyFor(t.key, t.base + offset, 8);
     const std::uint64_t prev =
         atomic64(target, static_cast<int>(single), operand, cmp, t.base + offset);
     if (result != nullptr && &rtype == &ttype) {
@@ -340,12 +356,15 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
   std::vector<std::byte>& old = accOld_;
 
   if (isInt64(kind) && !amInts_) {
-    // Element by element on 8-byte atomics (atomic64); `at` walks the packed stream.
+    // Element by element on 8-byte atomics (atomic64); `at` walks the packed stream. (In a
+    // dynamic window spanning attached regions, each with its region's key.)
+    transport::RemoteKey* const first = t.key;
     walk(old.data(), 1, packed, offset, static_cast<std::size_t>(tcount), ttype,
          [&](std::byte* o, std::uint64_t toff, std::size_t len) {
            const auto at = static_cast<std::size_t>(o - old.data());
            for (std::size_t k = 0; k < len; k += 8) {
              const std::uint64_t raddr = t.base + toff + k;
+             if (!dynSpan_.empty()) t.key = keyFor(first, raddr, 8);
              const std::uint64_t operand = noOp ? 0 : load64(src + at + k);
              std::uint64_t prev = 0;
              using transport::AtomicOp;
@@ -395,10 +414,15 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
           auto piece = [&](std::byte* o, std::uint64_t toff, std::size_t len) {
             auto remote = [&](std::byte* at, std::uint64_t from, std::uint64_t to) {
               if (from >= to) return;
-              transport::Iov iov{at, static_cast<std::size_t>(to - from)};
-              const auto issue = read ? ep.get({&iov, 1}, t.base + from, *t.key)
-                                      : ep.put({&iov, 1}, t.base + from, *t.key);
-              pending = pending || issue == transport::Issue::kPending;
+              // (In a dynamic window, a part per attached region the bytes lie in.)
+              byRegion(t.key, t.base + from, to - from,
+                       [&](transport::RemoteKey& key, std::uint64_t skip, std::uint64_t addr,
+                           std::uint64_t len) {
+                         transport::Iov iov{at + skip, static_cast<std::size_t>(len)};
+                         const auto issue =
+                             read ? ep.get({&iov, 1}, addr, key) : ep.put({&iov, 1}, addr, key);
+                         pending = pending || issue == transport::Issue::kPending;
+                       });
             };
             // The bytes on the load / store path (all of them, or the whole pages of a
             // create window that does not start or end on a page boundary) by copy; the

@@ -188,6 +188,24 @@ namespace {
 /// through here.
 void applySegment(std::byte* tp, std::size_t len, Op op, int kind, std::size_t elem,
                   const std::byte* data, const std::byte* compare, std::byte* old) {
+  const SpreadPair sp = spreadPair(kind);
+  if (sp.intOffset != 0) {
+    // A pair kind with padding in its struct (MPI_SHORT_INT): len / elem elements one struct
+    // after the other at tp, each gathered into its packed form, updated and put back.
+    // (Compare-and-swap takes no pair kind.)
+    for (std::size_t i = 0; i * elem < len; ++i) {
+      std::byte* e = tp + i * sp.extent;
+      std::byte packed[32];
+      std::memcpy(packed, e, sp.valueBytes);
+      std::memcpy(packed + sp.valueBytes, e + sp.intOffset, sizeof(int));
+      if (old != nullptr) std::memcpy(old + i * elem, packed, elem);
+      if (op == Op::kNoOp) continue;
+      applyOp(op, kind, packed, data + i * elem, 1);
+      std::memcpy(e, packed, sp.valueBytes);
+      std::memcpy(e + sp.intOffset, packed + sp.valueBytes, sizeof(int));
+    }
+    return;
+  }
   if (old != nullptr) detail::copyBytes(old, tp, len);
   if (compare != nullptr) {
     if (std::memcmp(tp, compare, elem) == 0) std::memcpy(tp, data, elem);
@@ -258,10 +276,34 @@ void Window::amUpdate(int target, const std::byte* src, const void* compare, std
   // The target's pieces, in the order of the packed stream.
   std::byte* stream = fetch ? old : const_cast<std::byte*>(src);
   std::vector<Seg> segs;
-  walk(stream, 1, packed, offset, tcount, ttype,
-       [&](std::byte* p, std::uint64_t toff, std::size_t len) {
-         segs.push_back({toff, len, static_cast<std::size_t>(p - stream)});
-       });
+  const SpreadPair sp = spreadPair(kind);
+  if (sp.intOffset == 0) {
+    walk(stream, 1, packed, offset, tcount, ttype,
+         [&](std::byte* p, std::uint64_t toff, std::size_t len) {
+           segs.push_back({toff, len, static_cast<std::size_t>(p - stream)});
+         });
+  } else {
+    // A pair kind with padding in its struct (MPI_SHORT_INT): the walk's runs are parts of
+    // elements (value, int), even a int and the next value together. Segments of whole
+    // elements instead, by where each element starts (its value's first byte, inside some
+    // run), consecutive elements one struct apart merged; the target applies them as structs
+    // (applySegment).
+    walk(stream, 1, packed, offset, tcount, ttype,
+         [&](std::byte* p, std::uint64_t toff, std::size_t len) {
+           const auto pos = static_cast<std::size_t>(p - stream);
+           for (std::size_t e = (pos + elem - 1) / elem * elem; e < pos + len; e += elem) {
+             const std::uint64_t at = toff + (e - pos);
+             if (!segs.empty()) {
+               Seg& last = segs.back();
+               if (last.pos + last.len == e && last.toff + last.len / elem * sp.extent == at) {
+                 last.len += elem;
+                 continue;
+               }
+             }
+             segs.push_back({at, elem, e});
+           }
+         });
+  }
 
   if (target == comm_.rank()) {
     // Our own window: apply here, under the lock the inbox service holds. Progress first (the
@@ -273,12 +315,9 @@ void Window::amUpdate(int target, const std::byte* src, const void* compare, std
     auto* mem = static_cast<std::byte*>(base_);
     for (const Seg& s : segs) {
       auto* tp = reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(mem) + s.toff);
-      if (fetch) detail::copyBytes(old + s.pos, tp, s.len);
-      if (compare != nullptr) {
-        if (std::memcmp(tp, compare, elem) == 0) std::memcpy(tp, src, elem);
-      } else if (!noOp) {
-        applyOp(op, kind, tp, src + s.pos, s.len / elem);
-      }
+      const std::byte* data = compare != nullptr ? src : noOp ? nullptr : src + s.pos;
+      applySegment(tp, s.len, op, kind, elem, data, static_cast<const std::byte*>(compare),
+                   fetch ? old + s.pos : nullptr);
     }
     return;
   }
@@ -291,7 +330,8 @@ void Window::amUpdate(int target, const std::byte* src, const void* compare, std
   for (const Seg& s : segs) {
     for (std::uint64_t done = 0; done < s.len;) {
       const std::uint64_t n = std::min<std::uint64_t>(s.len - done, maxData);
-      split.push_back({s.toff + done, n, s.pos + static_cast<std::size_t>(done)});
+      const std::uint64_t at = sp.intOffset == 0 ? done : done / elem * sp.extent;
+      split.push_back({s.toff + at, n, s.pos + static_cast<std::size_t>(done)});
       done += n;
     }
   }
@@ -639,7 +679,7 @@ std::int64_t Window::messageOffset(const void* origin, const void* compare, cons
   std::int64_t offset = 0;
   if (t == nullptr || !t->resolved || !isOpen(*t) ||
       __builtin_mul_overflow(disp, static_cast<std::int64_t>(t->dispUnit), &offset) ||
-      static_cast<std::uint64_t>(offset) + elem > t->size) {
+      static_cast<std::uint64_t>(offset) + spanOf(kind, elem) > t->size) {
     return -1;
   }
   return offset;
@@ -785,7 +825,8 @@ bool Window::serviceBoxes() {
     const std::size_t elem = kind > 0 ? packedSize(kind) : 0;
     const bool valid = elem > 0 && elem <= detail::kBoxElemMax && static_cast<unsigned>(op) > 0 &&
                        static_cast<unsigned>(op) < kNumOps &&
-                       (cas ? casAccepts(kind) : opAccepts(op, kind)) && exposes(offset, elem);
+                       (cas ? casAccepts(kind) : opAccepts(op, kind)) &&
+                       exposes(offset, spanOf(kind, elem));
     if (valid) {
       // (A dynamic window's base is MPI_BOTTOM: offsets are addresses.) The old value goes over
       // op and offset, read above; the data after them is untouched.
@@ -884,7 +925,7 @@ bool Window::serviceInbox(bool owner) {
     for (std::uint32_t k = 0; valid && k < h.nseg; ++k) {
       std::uint64_t pair[2];
       std::memcpy(pair, segs + 16 * k, 16);
-      valid = pair[1] % elem == 0 && exposes(pair[0], pair[1]);
+      valid = pair[1] % elem == 0 && exposes(pair[0], spanOf(kind, pair[1]));
       total += pair[1];
     }
     if (valid && !cas && total != h.dataBytes) valid = false;

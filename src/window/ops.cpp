@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <complex>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -338,6 +339,35 @@ std::size_t packedSize(int kind) noexcept {
       return sizeof(long double) + sizeof(int);
     default:
       return 0;
+  }
+}
+
+namespace {
+template <class V>
+SpreadPair spreadOf() noexcept {
+  struct P {
+    V v;
+    int i;
+  };
+  if (offsetof(P, i) == sizeof(V)) return {};
+  return {sizeof(V), offsetof(P, i), sizeof(P)};
+}
+}  // namespace
+
+SpreadPair spreadPair(int kind) noexcept {
+  switch (kind) {
+    case MPI_FLOAT_INT:
+      return spreadOf<float>();
+    case MPI_DOUBLE_INT:
+      return spreadOf<double>();
+    case MPI_LONG_INT:
+      return spreadOf<long>();
+    case MPI_SHORT_INT:
+      return spreadOf<short>();
+    case MPI_LONG_DOUBLE_INT:
+      return spreadOf<long double>();
+    default:
+      return {};
   }
 }
 

@@ -195,12 +195,20 @@ std::unique_ptr<Window> Window::allocateShared(Comm& comm, std::int64_t size, in
     }
   }
   const auto bytes = cls == kSuccess ? static_cast<std::size_t>(size) : 0;
-  w->setUp(cls == kSuccess ? mapped + offsets[static_cast<std::size_t>(me)] : nullptr, bytes, cls,
+  // A part of size 0 has no address with alloc_shared_noncontig: its base is NULL, from
+  // MPI_Win_allocate_shared and MPI_Win_shared_query alike (as MPICH and Open MPI give, and
+  // programs test). Contiguous, it is where it would start, so that every part still starts
+  // where the previous one ends (Open MPI does the same).
+  auto partBase = [&](std::size_t i, std::uint64_t partSize) -> std::byte* {
+    if (mapped == nullptr || (partSize == 0 && hints.allocSharedNoncontig)) return nullptr;
+    return mapped + offsets[i];
+  };
+  w->setUp(cls == kSuccess ? partBase(static_cast<std::size_t>(me), bytes) : nullptr, bytes, cls,
            msg);
   // Every part is in the mapped segment: loads and stores for all of them.
   for (std::size_t i = 0; i < p; ++i) {
     Target& t = w->targets_[i];
-    t.direct = mapped + offsets[i];
+    t.direct = partBase(i, t.size);
     t.directLo = 0;
     t.directHi = t.size;
     t.settle();

@@ -874,10 +874,13 @@ void Window::transfer(void* origin, std::int64_t ocount, const Datatype& otype, 
   constexpr std::size_t kBatch = 1024;
   batchIov_.clear();
   batchAddr_.clear();
+  // One key per batch: in a dynamic window an access may span attached regions, each with its
+  // own key (byRegion), and a batch ends where the key changes.
+  transport::RemoteKey* batchKey = t.key;
   auto flushBatch = [&] {
     if (batchIov_.empty()) return;
-    auto issue =
-        kPut ? ep.putv(batchIov_, batchAddr_, *t.key) : ep.getv(batchIov_, batchAddr_, *t.key);
+    auto issue = kPut ? ep.putv(batchIov_, batchAddr_, *batchKey)
+                      : ep.getv(batchIov_, batchAddr_, *batchKey);
     batchIov_.clear();
     batchAddr_.clear();
     if (issue == transport::Issue::kPending && !pending) {
@@ -897,9 +900,17 @@ void Window::transfer(void* origin, std::int64_t ocount, const Datatype& otype, 
       messageTransfer(kPut, target, t, op, toff, n);
       return;
     }
-    batchIov_.push_back({op, n});
-    batchAddr_.push_back(t.base + toff);
-    if (batchIov_.size() == kBatch) flushBatch();
+    byRegion(
+        t.key, t.base + toff, n,
+        [&](transport::RemoteKey& key, std::uint64_t skip, std::uint64_t addr, std::uint64_t len) {
+          if (&key != batchKey) {
+            flushBatch();
+            batchKey = &key;
+          }
+          batchIov_.push_back({op + skip, static_cast<std::size_t>(len)});
+          batchAddr_.push_back(addr);
+          if (batchIov_.size() == kBatch) flushBatch();
+        });
   };
   auto piece = [&](std::byte* op, std::uint64_t toff, std::size_t n) {
     const std::uint64_t end = toff + n;

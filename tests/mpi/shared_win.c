@@ -128,11 +128,90 @@ static void proc_null_query(void) {
   if (mt_rank == 0) printf("MPI_PROC_NULL query ok\n");
 }
 
+static void zero_parts(int noncontig, int all_zero) {
+  /* Odd ranks (or all, with all_zero) have no memory. With alloc_shared_noncontig their base is
+   * NULL, from the call and from the query, as MPICH and Open MPI give; contiguous, a part
+   * still starts where the previous one ends. */
+  const int me = mt_rank;
+  const int p = mt_size;
+  MPI_Info info = MPI_INFO_NULL;
+  if (noncontig) {
+    MT_CHECK(MPI_Info_create(&info));
+    MT_CHECK(MPI_Info_set(info, "alloc_shared_noncontig", "true"));
+  }
+  const int zero = all_zero || me % 2 == 1;
+  const MPI_Aint bytes = zero ? 0 : 3 * (MPI_Aint)sizeof(double);
+  double* mine = NULL;
+  MPI_Win win;
+  MT_CHECK(MPI_Win_allocate_shared(bytes, sizeof(double), info, MPI_COMM_WORLD, &mine, &win));
+  if (info != MPI_INFO_NULL) MT_CHECK(MPI_Info_free(&info));
+  if (noncontig) {
+    MT_EXPECT((mine == NULL) == zero, "noncontig, size %ld: baseptr %p", (long)bytes, (void*)mine);
+  }
+  double* prev = NULL;
+  MPI_Aint prevSize = 0;
+  for (int r = 0; r < p && r < 64; ++r) {
+    MPI_Aint size = -1;
+    int unit = -1;
+    double* part = NULL;
+    MT_CHECK(MPI_Win_shared_query(win, r, &size, &unit, &part));
+    const int rzero = all_zero || r % 2 == 1;
+    MT_EXPECT(rzero ? size == 0 : size >= 3 * (MPI_Aint)sizeof(double), "rank %d: size %ld", r,
+              (long)size);
+    if (r == me)
+      MT_EXPECT(part == mine, "rank %d: query %p, baseptr %p", r, (void*)part, (void*)mine);
+    if (noncontig) {
+      MT_EXPECT((part == NULL) == rzero, "noncontig: rank %d's part %p (size %ld)", r, (void*)part,
+                (long)size);
+    } else if (r > 0) {
+      MT_EXPECT(part == (double*)((char*)prev + prevSize),
+                "contiguous: rank %d's part %p does not follow rank %d's %p (size %ld)", r,
+                (void*)part, r - 1, (void*)prev, (long)prevSize);
+    }
+    prev = part;
+    prevSize = size;
+  }
+  MPI_Aint size = -1;
+  int unit = -1;
+  double* first = NULL;
+  MT_CHECK(MPI_Win_shared_query(win, MPI_PROC_NULL, &size, &unit, &first));
+  if (all_zero) {
+    MT_EXPECT(size == 0 && (!noncontig || first == NULL), "MPI_PROC_NULL, all 0: size %ld, %p",
+              (long)size, (void*)first);
+  } else {
+    MT_EXPECT(size >= 3 * (MPI_Aint)sizeof(double) && first != NULL, "MPI_PROC_NULL: size %ld",
+              (long)size);
+  }
+  /* The parts with memory still work. */
+  if (!zero) {
+    for (int i = 0; i < 3; ++i) mine[i] = me + i;
+  }
+  MT_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, win));
+  MT_CHECK(MPI_Win_sync(win));
+  MT_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+  MT_CHECK(MPI_Win_sync(win));
+  if (!all_zero) {
+    double* part0 = NULL;
+    MT_CHECK(MPI_Win_shared_query(win, 0, &size, &unit, &part0));
+    MT_EXPECT(part0[0] == 0 && part0[2] == 2, "rank 0's part %g %g", part0[0], part0[2]);
+  }
+  MT_CHECK(MPI_Win_unlock_all(win));
+  MT_CHECK(MPI_Win_free(&win));
+  if (me == 0) {
+    printf("%s shared window with %s parts of size 0 ok\n",
+           noncontig ? "noncontiguous" : "contiguous", all_zero ? "all" : "some");
+  }
+}
+
 int main(int argc, char** argv) {
   mt_init(&argc, &argv);
   MT_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
   shared(0);
   shared(1);
   proc_null_query();
+  for (int all_zero = 0; all_zero < 2; ++all_zero) {
+    zero_parts(0, all_zero);
+    zero_parts(1, all_zero);
+  }
   return mt_finish();
 }

@@ -435,6 +435,35 @@ TEST(DatatypeEngine, IndexedFamilies) {
   });
 }
 
+// Accumulate counts elements of the predefined type a derived type is made of: a pair type of
+// MINLOC / MAXLOC stays whole (its signature is two basic elements, MPI_2INT's even one kind).
+TEST(DatatypeEngine, AccumulateKindKeepsPairTypesWhole) {
+  for (int pair : {MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_2INT, MPI_SHORT_INT,
+                   MPI_LONG_DOUBLE_INT}) {
+    const Datatype& p = P(pair);
+    EXPECT_EQ(p.accumulateKind(), pair) << p.name();
+    auto v = Datatype::vector(3, 2, 5, p);
+    auto c = Datatype::contiguous(2, *v);
+    auto r = Datatype::resized(0, 7 * p.extent(), p);
+    const std::array<const Datatype*, 2> ts{c.get(), r.get()};
+    auto s = Datatype::structType(std::vector<std::int64_t>{1, 2},
+                                  std::vector<std::int64_t>{0, 1000}, ts);
+    auto ix =
+        Datatype::indexed(std::vector<std::int64_t>{1, 2}, std::vector<std::int64_t>{4, 0}, p);
+    for (const auto* t : {v.get(), c.get(), r.get(), s.get(), ix.get()}) {
+      EXPECT_EQ(t->accumulateKind(), pair) << p.name() << " " << t->describe();
+    }
+    // Mixed with another type: no one kind.
+    const std::array<const Datatype*, 2> mixed{&p, &P(MPI_INT)};
+    auto m = Datatype::structType(std::vector<std::int64_t>{1, 1}, std::vector<std::int64_t>{0, 64},
+                                  mixed);
+    EXPECT_EQ(m->accumulateKind(), -1) << p.name();
+  }
+  EXPECT_EQ(Datatype::vector(2, 1, 2, P(MPI_2INT))->homogeneousKind(), MPI_INT);
+  EXPECT_EQ(Datatype::vector(2, 1, 2, P(MPI_INT))->accumulateKind(), MPI_INT);
+  EXPECT_EQ(Datatype::contiguous(0, P(MPI_INT))->accumulateKind(), -1);
+}
+
 TEST(DatatypeEngine, StructPaddingAndMarkers) {
   const std::array<const Datatype*, 3> ts{&P(MPI_INT), &P(MPI_DOUBLE), &P(MPI_CHAR)};
   auto s = Datatype::structType(std::vector<std::int64_t>{1, 1, 1},
