@@ -233,8 +233,11 @@ int main(int argc, char** argv) {
   mt_init(&argc, &argv);
   left = (mt_rank + mt_size - 1) % mt_size;
   right = (mt_rank + 1) % mt_size;
-  /* One buffered message at a time per rank in run_mode, one in startall_mixed. */
-  const int bufsize = 2 * (60000 * (int)sizeof(int) + MPI_BSEND_OVERHEAD);
+  /* Buffered messages in flight per rank: in run_mode a rank waits only for its own receive, so
+   * around the ring it can be up to size - 1 repetitions ahead of its right neighbour, each with
+   * a message still in the buffer; startall_mixed adds one small one (a barrier each time). */
+  const int bufsize = (mt_size + 2) * (60000 * (int)sizeof(int) + MPI_BSEND_OVERHEAD) +
+                      2 * (40 * (int)sizeof(int) + MPI_BSEND_OVERHEAD);
   char* attach = malloc((size_t)bufsize);
   MT_CHECK(MPI_Buffer_attach(attach, bufsize));
   for (int mode = 0; mode < kModes; ++mode) {
