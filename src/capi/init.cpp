@@ -103,6 +103,7 @@ int MPI_Finalize(void) {
     s.requests.clear();
     s.messages.clear();
     s.bsends.clear();
+    s.spareRequests.clear();
     s.ctx.reset();
     s.finalized = true;
   });

@@ -196,7 +196,7 @@ void nonblockingSend(Mode mode, const void* buf, int count, MPI_Datatype type, i
     *request = addProcNull(comm);
     return;
   }
-  auto r = std::make_unique<p2p::Request>();
+  auto r = newMessage();
   if (mode == Mode::kBuffered) {
     bufferedSend(buf, count, s, dest, tag);
     r->kind = p2p::Request::Kind::kSend;
@@ -237,12 +237,11 @@ void start(MPI_Request h, int index) {
   const std::string where = index >= 0 ? " (index " + std::to_string(index) + ")" : "";
   if (h == MPI_REQUEST_NULL)
     throw Error(MPI_ERR_REQUEST, "request" + where + " is MPI_REQUEST_NULL");
-  auto& reqs = state().requests;
-  auto it = reqs.find(h);
-  if (it == reqs.end()) {
+  RequestEntry* found = state().requests.find(h);
+  if (found == nullptr) {
     throw Error(MPI_ERR_REQUEST, "request " + std::to_string(h) + where + " is not a live request");
   }
-  RequestEntry& e = it->second;
+  RequestEntry& e = *found;
   if (!e.persistent) {
     throw Error(MPI_ERR_REQUEST,
                 "request " + std::to_string(h) + where +
@@ -257,7 +256,7 @@ void start(MPI_Request h, int index) {
   const Side s{&c, a.typeHold.get()};
   e.procNull = a.peer == MPI_PROC_NULL;
   if (!e.procNull) {
-    if (!e.msg) e.msg = std::make_unique<p2p::Request>();
+    if (!e.msg) e.msg = newMessage();
     p2p::Request& r = *e.msg;
     switch (a.op) {
       case PersistentArgs::Op::kRecv:
@@ -384,10 +383,13 @@ void getAttr(MPI_Comm comm, int keyval, void* value, int* flag) {
 }  // namespace
 
 void drainBufferedSends() {
+  // Taken out of the list first: the waits let other threads' calls run (MPI_THREAD_MULTIPLE),
+  // whose buffered sends may change it.
   auto& st = state();
-  for (auto& b : st.bsends) engine().wait(b->req);
-  st.bsends.clear();
-  st.bsendUsed = 0;
+  std::vector<std::unique_ptr<BufferedSend>> mine;
+  mine.swap(st.bsends);
+  for (auto& b : mine) engine().wait(b->req);
+  for (auto& b : mine) st.bsendUsed -= b->charge;
 }
 
 }  // namespace onesided::capi
@@ -473,7 +475,7 @@ int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, 
       *request = capi::addProcNull(comm);
       return;
     }
-    auto r = std::make_unique<onesided::p2p::Request>();
+    auto r = capi::newMessage();
     capi::startRecv(*r, buf, count, s, source, tag);
     *request = capi::addMessage(std::move(r), comm);
   });
@@ -666,7 +668,7 @@ int MPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message
       *request = capi::addProcNull(MPI_COMM_NULL);
       return;
     }
-    auto r = std::make_unique<onesided::p2p::Request>();
+    auto r = capi::newMessage();
     capi::engine().recvMessage(*r, buf, static_cast<std::size_t>(count), t, std::move(m.in));
     *request = capi::addMessage(std::move(r), m.comm);
   });
@@ -676,13 +678,12 @@ int MPI_Cancel(MPI_Request* request) {
   return call("MPI_Cancel", On::none(), [&] {
     capi::requireInit();
     capi::requireArg(request, "request");
-    auto& reqs = capi::state().requests;
-    auto it = *request == MPI_REQUEST_NULL ? reqs.end() : reqs.find(*request);
-    if (it == reqs.end()) {
+    capi::RequestEntry* found = capi::state().requests.find(*request);
+    if (found == nullptr) {
       throw onesided::Error(MPI_ERR_REQUEST,
                             "request " + std::to_string(*request) + " is not a live request");
     }
-    capi::RequestEntry& e = it->second;
+    capi::RequestEntry& e = *found;
     if (!e.isP2p()) {
       throw onesided::Error(MPI_ERR_REQUEST, "request " + std::to_string(*request) +
                                                  " is an RMA request, which cannot be cancelled");

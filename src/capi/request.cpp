@@ -15,13 +15,28 @@
 
 namespace onesided::capi {
 
-MPI_Request addRequest(RequestEntry e) {
+MPI_Request addRequest(RequestEntry e) { return state().requests.add(std::move(e)); }
+
+std::unique_ptr<p2p::Request> newMessage() {
+  auto& spare = state().spareRequests;
+  if (spare.empty()) return std::make_unique<p2p::Request>();
+  std::unique_ptr<p2p::Request> r = std::move(spare.back());
+  spare.pop_back();
+  return r;
+}
+
+void retire(MPI_Request h) {
   auto& s = state();
-  MPI_Request h = s.nextRequest;
-  while (s.requests.contains(h)) h = h == INT32_MAX ? 1 : h + 1;  // only after 2^31 handles
-  s.nextRequest = h == INT32_MAX ? 1 : h + 1;
-  s.requests.emplace(h, std::move(e));
-  return h;
+  RequestEntry* e = s.requests.find(h);
+  if (e == nullptr) return;
+  constexpr std::size_t kSpareMax = 256;
+  if (e->msg != nullptr && e->msg->complete && s.spareRequests.size() < kSpareMax) {
+    e->msg->type.reset();
+    e->msg->exposed.reset();
+    e->msg->packed.clear();
+    s.spareRequests.push_back(std::move(e->msg));
+  }
+  s.requests.erase(h);
 }
 
 void p2pStatus(MPI_Status* st, const p2p::Status& s) {
@@ -85,17 +100,16 @@ void emptyStatus(MPI_Status* st) {
 /// The live request behind `h` (nullptr for MPI_REQUEST_NULL); MPI_ERR_REQUEST otherwise.
 RequestEntry* lookup(MPI_Request h, int index = -1) {
   if (h == MPI_REQUEST_NULL) return nullptr;
-  auto& reqs = state().requests;
-  auto it = reqs.find(h);
-  if (it == reqs.end()) {
+  RequestEntry* e = state().requests.find(h);
+  if (e == nullptr) {
     const std::string where = index >= 0 ? " (index " + std::to_string(index) + ")" : "";
-    if (h > 0 && h < state().nextRequest) {
+    if (state().requests.issued(h)) {
       throw Error(MPI_ERR_REQUEST,
                   "request " + std::to_string(h) + where + " was already completed or freed");
     }
     throw Error(MPI_ERR_REQUEST, "invalid request handle " + std::to_string(h) + where);
   }
-  return &it->second;
+  return e;
 }
 
 /// Whether a request takes part in completion: persistent requests that are not started do not
@@ -136,30 +150,35 @@ p2p::Engine& engine() { return context().messages(); }
 /// retires it (a persistent one becomes inactive). Returns a point-to-point error class (0 if
 /// none) and its text in `why`.
 int finish(MPI_Request* h, MPI_Status* st, std::string* why = nullptr) {
-  auto& reqs = state().requests;
-  auto it = reqs.find(*h);
-  RequestEntry& e = it->second;
-  int err = 0;
-  if (e.isP2p()) {
-    if (e.procNull) {
-      procNullStatus(st);
-    } else if (e.msg) {
-      engine().wait(*e.msg);
-      p2pStatus(st, e.msg->status);
-      err = e.msg->status.error;
-      if (err != 0 && why != nullptr) *why = p2pError(e.msg->status);
-    } else {
-      emptyStatus(st);
+  // The wait first, holding nothing of the table: under MPI_THREAD_MULTIPLE it lets other
+  // threads' calls run, and a request they add may move the table's entries.
+  {
+    const RequestEntry& e = state().requests.at(*h);
+    if (e.isP2p()) {
+      if (p2p::Request* m = e.procNull ? nullptr : e.msg.get(); m != nullptr) engine().wait(*m);
+    } else if (Window* w = windowOf(e); w != nullptr) {
+      const Window::Ticket t = e.ticket;
+      w->waitFor(t);
     }
+  }
+  RequestEntry& e = state().requests.at(*h);
+  int err = 0;
+  if (!e.isP2p()) {
+    emptyStatus(st);
+  } else if (e.procNull) {
+    procNullStatus(st);
+  } else if (e.msg) {
+    p2pStatus(st, e.msg->status);
+    err = e.msg->status.error;
+    if (err != 0 && why != nullptr) *why = p2pError(e.msg->status);
   } else {
-    if (Window* w = windowOf(e); w != nullptr) w->waitFor(e.ticket);
     emptyStatus(st);
   }
   if (e.persistent) {
     e.active = false;
     e.procNull = false;
   } else {
-    reqs.erase(it);
+    retire(*h);
     *h = MPI_REQUEST_NULL;
   }
   return err;
@@ -172,10 +191,10 @@ MPI_Status* statusAt(MPI_Status* statuses, int i) {
 /// The communicator a request's errors are raised on (its handler), for MPI_Wait / MPI_Test.
 On onOf(const MPI_Request* h) noexcept {
   if (h == nullptr || !state().initialized) return On::none();
-  auto it = state().requests.find(*h);
-  if (it == state().requests.end()) return On::none();
-  if (it->second.isP2p()) return On::comm(it->second.comm);
-  return On::win(it->second.win);
+  const RequestEntry* e = state().requests.find(*h);
+  if (e == nullptr) return On::none();
+  if (e->isP2p()) return On::comm(e->comm);
+  return On::win(e->win);
 }
 
 void throwIf(int err, const std::string& why) {
@@ -277,7 +296,8 @@ std::vector<int> waitSome(int count, const MPI_Request reqs[]) {
 
 /// MPI_Waitsome / MPI_Testsome: the completed requests of the array into indices / statuses;
 /// returns their number or MPI_UNDEFINED when no request is active.
-int some(int incount, MPI_Request reqs[], int indices[], MPI_Status statuses[], bool block) {
+int some(int incount, MPI_Request reqs[], int indices[], MPI_Status statuses[], bool block,
+         int* outcount) {
   if (!checkArray(incount, reqs)) return MPI_UNDEFINED;
   if (incount > 0) requireArg(indices, "array_of_indices");
   std::vector<int> done;
@@ -297,13 +317,14 @@ int some(int incount, MPI_Request reqs[], int indices[], MPI_Status statuses[], 
     errors.note(err, i, why);
     indices[n++] = i;
   }
+  *outcount = n;  // also with MPI_ERR_IN_STATUS
   errors.raise();
   return n;
 }
 
 /// MPI_Waitany / MPI_Testany: a completed request's index, or MPI_UNDEFINED (with an empty
 /// status) when none is active; `flag` (Testany) is false when none is complete yet.
-int any(int count, MPI_Request reqs[], MPI_Status* status, bool block, int* flag) {
+int any(int count, MPI_Request reqs[], MPI_Status* status, bool block, int* flag, int* index) {
   if (!checkArray(count, reqs)) {
     emptyStatus(status);
     if (flag != nullptr) *flag = 1;
@@ -323,6 +344,7 @@ int any(int count, MPI_Request reqs[], MPI_Status* status, bool block, int* flag
   }
   const int i = done.front();
   std::string why;
+  *index = i;  // also when the request failed (MPI-3.1 §3.7.5)
   throwIf(finish(&reqs[i], status, &why), why);
   return i;
 }
@@ -443,7 +465,7 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int* flag,
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int* index, MPI_Status* status) {
   return call("MPI_Waitany", On::none(), [&] {
     capi::requireArg(index, "index");
-    *index = capi::any(count, array_of_requests, status, true, nullptr);
+    *index = capi::any(count, array_of_requests, status, true, nullptr, index);
   });
 }
 
@@ -452,7 +474,7 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int* index, int* fla
   return call("MPI_Testany", On::none(), [&] {
     capi::requireArg(index, "index");
     capi::requireArg(flag, "flag");
-    *index = capi::any(count, array_of_requests, status, false, flag);
+    *index = capi::any(count, array_of_requests, status, false, flag, index);
   });
 }
 
@@ -460,7 +482,8 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int* outcount,
                  int array_of_indices[], MPI_Status array_of_statuses[]) {
   return call("MPI_Waitsome", On::none(), [&] {
     capi::requireArg(outcount, "outcount");
-    *outcount = capi::some(incount, array_of_requests, array_of_indices, array_of_statuses, true);
+    *outcount =
+        capi::some(incount, array_of_requests, array_of_indices, array_of_statuses, true, outcount);
   });
 }
 
@@ -468,7 +491,8 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int* outcount,
                  int array_of_indices[], MPI_Status array_of_statuses[]) {
   return call("MPI_Testsome", On::none(), [&] {
     capi::requireArg(outcount, "outcount");
-    *outcount = capi::some(incount, array_of_requests, array_of_indices, array_of_statuses, false);
+    *outcount = capi::some(incount, array_of_requests, array_of_indices, array_of_statuses, false,
+                           outcount);
   });
 }
 
@@ -507,7 +531,7 @@ int MPI_Request_free(MPI_Request* request) {
     // RMA: completes at the window's next flush / unlock as any other (MPI-3.1 §3.7.3). A
     // message still under way goes on; the engine keeps its request until it completes.
     if (e->msg != nullptr && !e->msg->complete) capi::engine().orphan(std::move(e->msg));
-    capi::state().requests.erase(*request);
+    capi::retire(*request);
     *request = MPI_REQUEST_NULL;
   });
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "call_lock.hpp"
+#include "capi/request_table.hpp"
 #include "onesided/collectives.hpp"
 #include "onesided/comm.hpp"
 #include "onesided/context.hpp"
@@ -135,8 +136,10 @@ struct State {
   // Active requests by handle. Handles count up from 1 and are not reused (until 2^31 of them
   // have been made), so a completed or freed handle is MPI_ERR_REQUEST, never another request;
   // only live requests take memory.
-  std::unordered_map<MPI_Request, RequestEntry> requests;
-  MPI_Request nextRequest = 1;
+  RequestTable<RequestEntry> requests;
+  // Engine requests of completed messages, kept for the next (an allocation per message was a
+  // sixth of an 8-byte message's time).
+  std::vector<std::unique_ptr<p2p::Request>> spareRequests;
   // Messages MPI_Mprobe / MPI_Improbe took, by handle (from 2: MPI_MESSAGE_NULL and
   // MPI_MESSAGE_NO_PROC are 0 and 1); handles are not reused.
   std::unordered_map<MPI_Message, MatchedMessage> messages;
@@ -346,6 +349,10 @@ inline void setStatusBytes(MPI_Status* s, std::uint64_t bytes) {
 // ---- requests (request.cpp), shared with point-to-point (p2p.cpp) ----
 /// A new handle for `e`.
 MPI_Request addRequest(RequestEntry e);
+/// An engine request for a new message (a spare one when there is).
+std::unique_ptr<p2p::Request> newMessage();
+/// Retires live request `h` (its engine request, if complete, is kept as a spare).
+void retire(MPI_Request h);
 /// Fills `st` (unless MPI_STATUS_IGNORE) from a completed point-to-point request.
 void p2pStatus(MPI_Status* st, const p2p::Status& s);
 /// The status of a receive from MPI_PROC_NULL (MPI-3.1 §3.11).

@@ -317,6 +317,7 @@ void Engine::send(Request& r, const void* buf, std::size_t count, const Datatype
   r.world = world;
   r.sync = sync;
   r.waitsReply = false;
+  r.cancelAsked = false;
   const std::uint64_t bytes = static_cast<std::uint64_t>(count) * type.size();
   if (world == me_) {
     // To this rank itself: straight to matching. A standard send's data is copied (it then
@@ -414,7 +415,27 @@ void Engine::recv(Request& r, void* buf, std::size_t count, const Datatype& type
       return;
     }
   }
-  posted_.push_back(&r);
+  post(r);
+}
+
+void Engine::post(Request& r) noexcept {
+  r.posted = true;
+  r.nextPosted = nullptr;
+  r.prevPosted = postedTail_;
+  if (postedTail_ != nullptr) {
+    postedTail_->nextPosted = &r;
+  } else {
+    postedHead_ = &r;
+  }
+  postedTail_ = &r;
+}
+
+void Engine::unpost(Request& r) noexcept {
+  if (!r.posted) return;
+  (r.prevPosted != nullptr ? r.prevPosted->nextPosted : postedHead_) = r.nextPosted;
+  (r.nextPosted != nullptr ? r.nextPosted->prevPosted : postedTail_) = r.prevPosted;
+  r.prevPosted = r.nextPosted = nullptr;
+  r.posted = false;
 }
 
 void Engine::recvMessage(Request& r, void* buf, std::size_t count, const Datatype& type,
@@ -466,11 +487,10 @@ std::unique_ptr<Incoming> Engine::takeMatching(std::uint64_t context, int source
 }
 
 void Engine::arrive(Incoming& in, const std::byte* eagerData) {
-  for (auto it = posted_.begin(); it != posted_.end(); ++it) {
-    if (matches(**it, in)) {
-      Request& r = **it;
-      posted_.erase(it);
-      deliver(r, in, eagerData);
+  for (Request* r = postedHead_; r != nullptr; r = r->nextPosted) {
+    if (matches(*r, in)) {
+      unpost(*r);
+      deliver(*r, in, eagerData);
       return;
     }
   }
@@ -516,7 +536,7 @@ void Engine::deliver(Request& r, Incoming& in, const std::byte* eagerData) {
     unpackPrefix(eagerData != nullptr ? eagerData : in.data.data(), n, r.buf, r.count, *r.type);
     if (in.sync) {
       if (in.world == me_) {
-        completeSend(in.sendId);
+        completeSend(in.sendId, false);
       } else {
         reply(in, wire::Kind::kAck);
       }
@@ -559,13 +579,17 @@ void Engine::reply(const Incoming& in, wire::Kind kind) {
   enqueue(p, std::move(o));
 }
 
-void Engine::completeSend(std::uint64_t sendId) {
+void Engine::completeSend(std::uint64_t sendId, bool cancelled) {
   auto it = awaiting_.find(sendId);
   if (it == awaiting_.end()) {
     log::core().warn("a reply names send {}, which is not waiting for one", sendId);
     return;
   }
   Request& r = *it->second;
+  if (cancelled) {
+    r.status = Status{};
+    r.status.cancelled = true;
+  }
   awaiting_.erase(it);
   r.exposed.reset();
   r.packed.clear();
@@ -617,8 +641,25 @@ bool Engine::readOne(Peer& p) {
     }
     case wire::Kind::kFin:
     case wire::Kind::kAck:
-      completeSend(h.sendId);
+      completeSend(h.sendId, false);
       break;
+    case wire::Kind::kCancelled:
+      completeSend(h.sendId, true);
+      break;
+    case wire::Kind::kCancelRefused:
+      break;  // the send completes by its kFin / kAck
+    case wire::Kind::kCancel: {
+      Incoming in;
+      in.world = p.world;
+      in.sendId = h.sendId;
+      auto it = std::find_if(unexpected_.begin(), unexpected_.end(), [&](const auto& m) {
+        return m->world == p.world && m->sendId == h.sendId && (m->rts || m->sync);
+      });
+      const bool dropped = it != unexpected_.end();
+      if (dropped) unexpected_.erase(it);
+      reply(in, dropped ? wire::Kind::kCancelled : wire::Kind::kCancelRefused);
+      break;
+    }
     default:
       throw Error(kErrIntern, "a message of unknown kind " +
                                   std::to_string(static_cast<unsigned>(h.kind)) + " from rank " +
@@ -650,9 +691,8 @@ void Engine::consume(Peer& p, std::uint64_t cells) {
 bool Engine::cancel(Request& r) {
   if (r.complete) return false;
   if (r.kind == Request::Kind::kRecv) {
-    auto it = std::find(posted_.begin(), posted_.end(), &r);
-    if (it == posted_.end()) return false;
-    posted_.erase(it);
+    if (!r.posted) return false;
+    unpost(r);
   } else if (r.world == me_) {
     auto it = std::find_if(unexpected_.begin(), unexpected_.end(),
                            [&](const auto& m) { return m->selfSend == &r; });
@@ -662,7 +702,18 @@ bool Engine::cancel(Request& r) {
     Peer& p = peer(r.world);
     auto it =
         std::find_if(p.pending.begin(), p.pending.end(), [&](const Out& o) { return o.req == &r; });
-    if (it == p.pending.end()) return false;
+    if (it == p.pending.end()) {
+      // Written: the receiver drops it if no receive has taken it, and says which (kCancel).
+      // A standard eager send is complete already and cannot be taken back.
+      if (r.waitsReply && !r.cancelAsked) {
+        r.cancelAsked = true;
+        Incoming to;
+        to.world = r.world;
+        to.sendId = r.sendId;
+        reply(to, wire::Kind::kCancel);
+      }
+      return false;
+    }
     p.pending.erase(it);
     if (p.pending.empty()) --pendingPeers_;
     if (r.waitsReply) awaiting_.erase(r.sendId);
@@ -676,7 +727,7 @@ bool Engine::cancel(Request& r) {
 }
 
 void Engine::forget(Request& r) noexcept {
-  posted_.remove(&r);
+  unpost(r);
   if (r.waitsReply) awaiting_.erase(r.sendId);
   std::erase_if(unexpected_, [&](const auto& m) { return m->selfSend == &r; });
   if (r.kind == Request::Kind::kSend && r.world != me_ &&

@@ -23,7 +23,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
-#include <list>
 #include <memory>
 #include <span>
 #include <unordered_map>
@@ -86,8 +85,14 @@ struct Request {
   std::uint64_t sendId = 0;
   bool sync = false;
   bool waitsReply = false;        ///< written, and a kAck or kFin is still to come
+  bool cancelAsked = false;       ///< MPI_Cancel sent its receiver a kCancel
   std::vector<std::byte> packed;  ///< a non-contiguous rendezvous send's data, packed
   std::unique_ptr<transport::MemoryRegion> exposed;  ///< the rendezvous data's registration
+  // The posted receives, in the order posted (a list through the requests themselves: posting
+  // allocates nothing).
+  Request* prevPosted = nullptr;
+  Request* nextPosted = nullptr;
+  bool posted = false;
   ~Request();
 };
 
@@ -124,8 +129,10 @@ class Engine {
   bool probe(std::uint64_t context, int source, int tag, Status& st);
   /// MPI_Improbe: takes the first matching message out of the queue.
   std::unique_ptr<Incoming> takeMatching(std::uint64_t context, int source, int tag);
-  /// MPI_Cancel: a receive not yet matched, or a send not yet written or matched by nobody
-  /// (a send to this rank itself), is completed as cancelled; true when it was.
+  /// MPI_Cancel: a receive not yet matched, a send not yet written or a send to this rank
+  /// itself not yet received is completed as cancelled now (true). A written send that waits
+  /// for its receiver (rendezvous, synchronous) asks the receiver to drop it: it completes,
+  /// cancelled or not, once the answer (or its kFin / kAck) is read.
   bool cancel(Request& r);
   /// Takes `r` out of every queue (a blocking call's request, when its wait threw): nothing
   /// refers to it afterwards. Its message may be lost.
@@ -173,7 +180,7 @@ class Engine {
   void readRemote(const Incoming& in, std::byte* dst, std::size_t len);
   /// Sends a kFin or kAck for `in`'s send.
   void reply(const Incoming& in, wire::Kind kind);
-  void completeSend(std::uint64_t sendId);
+  void completeSend(std::uint64_t sendId, bool cancelled);
   void sweepOrphans();
   static bool matches(const Request& r, const Incoming& in) noexcept;
   /// Whether this rank can read `p`'s memory with cross-memory attach (checked once).
@@ -190,7 +197,10 @@ class Engine {
   std::uint64_t ringCells_ = 0;
   std::vector<std::unique_ptr<Peer>> peers_;  // by world rank, made on first use
   std::vector<int> active_;  // world ranks with a resolved peer (whose rings are read)
-  std::list<Request*> posted_;
+  Request* postedHead_ = nullptr;
+  Request* postedTail_ = nullptr;
+  void post(Request& r) noexcept;
+  void unpost(Request& r) noexcept;
   std::deque<std::unique_ptr<Incoming>> unexpected_;
   std::unordered_map<std::uint64_t, Request*> awaiting_;  // sends waiting for kAck / kFin
   std::vector<std::unique_ptr<Request>> orphans_;

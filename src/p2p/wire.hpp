@@ -43,6 +43,12 @@ enum class Kind : std::uint32_t {
   kFin = 3,    ///< the receiver has read a kRts message's data (sendId names it)
   kAck = 4,    ///< a synchronous send was matched (sendId names it)
   kPad = 5,    ///< fills the ring's cells up to its end; the next message starts at cell 0
+  /// MPI_Cancel of a send the receiver has seen but may not have matched (a kRts, or a kEager
+  /// with kSync): the receiver drops it if no receive took it yet and answers kCancelled, else
+  /// kCancelRefused (the kFin or kAck comes, or came, as usual).
+  kCancel = 6,
+  kCancelled = 7,
+  kCancelRefused = 8,
 };
 
 /// kEager with this flag: the sender waits for a kAck once a receive has matched it.
