@@ -175,17 +175,17 @@ void blockingSend(Mode mode, const void* buf, int count, MPI_Datatype type, int 
 }
 
 MPI_Request addMessage(std::unique_ptr<p2p::Request> r, MPI_Comm comm) {
-  RequestEntry e;
-  e.msg = std::move(r);
-  e.comm = comm;
-  return addRequest(std::move(e));
+  return state().requests.add([&](RequestEntry& e) {
+    e.msg = std::move(r);
+    e.comm = comm;
+  });
 }
 
 MPI_Request addProcNull(MPI_Comm comm) {
-  RequestEntry e;
-  e.procNull = true;
-  e.comm = comm;
-  return addRequest(std::move(e));
+  return state().requests.add([&](RequestEntry& e) {
+    e.procNull = true;
+    e.comm = comm;
+  });
 }
 
 void nonblockingSend(Mode mode, const void* buf, int count, MPI_Datatype type, int dest, int tag,

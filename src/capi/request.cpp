@@ -15,7 +15,9 @@
 
 namespace onesided::capi {
 
-MPI_Request addRequest(RequestEntry e) { return state().requests.add(std::move(e)); }
+MPI_Request addRequest(RequestEntry e) {
+  return state().requests.add([&](RequestEntry& slot) { slot = std::move(e); });
+}
 
 std::unique_ptr<p2p::Request> newMessage() {
   auto& spare = state().spareRequests;
@@ -70,10 +72,10 @@ namespace {
 
 /// Registers the ticket of the operation just issued to `target` on `win`.
 MPI_Request addRmaRequest(MPI_Win win, Window& w, int target) {
-  RequestEntry e;
-  e.win = win;
-  e.ticket = w.ticket(target);
-  return addRequest(std::move(e));
+  return state().requests.add([&](RequestEntry& e) {
+    e.win = win;
+    e.ticket = w.ticket(target);
+  });
 }
 
 /// Issues `issue` (the operation) in the window's passive epoch and returns its request; the

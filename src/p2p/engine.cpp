@@ -249,6 +249,13 @@ void Engine::writeAt(Peer& p, std::uint64_t pos, wire::Header& h, const Out* o) 
     fill(dst + kHeader);
     std::memcpy(dst + 8, reinterpret_cast<const std::byte*>(&h) + 8, kHeader - 8);
     storeRelease(dst, h.stamp);
+    // The next message's cell and one 8 cells on, for writing: their transfers from the
+    // receiver's cache then overlap this call's return and the caller's next one, instead of
+    // stalling a store of the next message (the collectives' rings do the same, postChunk).
+    std::byte* ring = p.direct + ringsOff_ + static_cast<std::size_t>(me_) * settings_.ringBytes;
+    const std::uint64_t next = pos + cellsFor(kHeader + payload);
+    __builtin_prefetch(ring + (next % ringCells_) * kCell, 1, 3);
+    __builtin_prefetch(ring + ((next + 8) % ringCells_) * kCell, 1, 3);
     return;
   }
   const std::size_t need = kHeader + (o == nullptr                   ? 0
@@ -407,13 +414,9 @@ void Engine::recv(Request& r, void* buf, std::size_t count, const Datatype& type
   r.context = context;
   r.source = source;
   r.tag = tag;
-  for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
-    if (matches(r, **it)) {
-      std::unique_ptr<Incoming> m = std::move(*it);
-      unexpected_.erase(it);
-      deliver(r, *m, nullptr);
-      return;
-    }
+  if (std::unique_ptr<Incoming> m = takeUnexpected(r); m != nullptr) {
+    deliver(r, *m, nullptr);
+    return;
   }
   post(r);
 }
@@ -470,20 +473,22 @@ bool Engine::probe(std::uint64_t context, int source, int tag, Status& st) {
   return false;
 }
 
+std::unique_ptr<Incoming> Engine::takeUnexpected(const Request& want) {
+  auto it = std::find_if(unexpected_.begin(), unexpected_.end(),
+                         [&](const auto& m) { return matches(want, *m); });
+  if (it == unexpected_.end()) return nullptr;
+  std::unique_ptr<Incoming> m = std::move(*it);
+  unexpected_.erase(it);
+  return m;
+}
+
 std::unique_ptr<Incoming> Engine::takeMatching(std::uint64_t context, int source, int tag) {
   poll();
   Request want;
   want.context = context;
   want.source = source;
   want.tag = tag;
-  for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
-    if (matches(want, **it)) {
-      std::unique_ptr<Incoming> m = std::move(*it);
-      unexpected_.erase(it);
-      return m;
-    }
-  }
-  return nullptr;
+  return takeUnexpected(want);
 }
 
 void Engine::arrive(Incoming& in, const std::byte* eagerData) {

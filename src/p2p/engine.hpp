@@ -183,6 +183,8 @@ class Engine {
   void completeSend(std::uint64_t sendId, bool cancelled);
   void sweepOrphans();
   static bool matches(const Request& r, const Incoming& in) noexcept;
+  /// The first message of the unexpected queue `want` matches, taken out of it, or null.
+  std::unique_ptr<Incoming> takeUnexpected(const Request& want);
   /// Whether this rank can read `p`'s memory with cross-memory attach (checked once).
   bool attaches(Peer& p);
 
