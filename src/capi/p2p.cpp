@@ -125,6 +125,8 @@ void startRecv(p2p::Request& r, void* buf, int count, const Side& s, int source,
 
 void sweepBufferedSends() {
   auto& st = state();
+  // The receivers' answers that arrived since the last call free their messages' space.
+  if (!st.bsends.empty()) engine().poll();
   std::erase_if(st.bsends, [&](const std::unique_ptr<BufferedSend>& b) {
     if (!b->req.complete) return false;
     st.bsendUsed -= b->charge;
@@ -167,6 +169,11 @@ void blockingSend(Mode mode, const void* buf, int count, MPI_Datatype type, int 
   if (dest == MPI_PROC_NULL) return;
   if (mode == Mode::kBuffered) {
     bufferedSend(buf, count, s, dest, tag);
+    return;
+  }
+  if (mode != Mode::kSync &&
+      engine().sendNow(buf, static_cast<std::size_t>(count), *s.type, s.comm->worldRank(dest),
+                       s.comm->p2pContext(), s.comm->rank(), tag)) {
     return;
   }
   Held h;

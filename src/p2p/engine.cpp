@@ -134,6 +134,7 @@ Engine::Engine(Context& ctx) : ctx_(ctx), me_(ctx.rank()), size_(ctx.size()) {
   settings_.eagerBytes = detail::envSize(
       "ONESIDED_P2P_EAGER", std::min<std::size_t>(std::size_t{16} << 10, eagerMax), 0, eagerMax);
   ringCells_ = settings_.ringBytes / kCell;
+  ringMask_ = ringCells_ - 1;  // a power of two
   attachAllowed_ = detail::envSize("ONESIDED_P2P_ATTACH", 1, 0, 1) == 1;
   const auto n = static_cast<std::size_t>(size_);
   ringsOff_ = sizeof(wire::Identity) + n * sizeof(wire::Consumed);
@@ -229,7 +230,7 @@ bool Engine::attaches(Peer& p) {
   return p.attach == 1;
 }
 
-void Engine::writeAt(Peer& p, std::uint64_t pos, wire::Header& h, const Out* o) {
+void Engine::writeAt(Peer& p, std::uint64_t pos, wire::Header& h, const Body* o) {
   h.stamp = ++p.sentSeq;
   std::size_t payload = 0;
   const std::uint64_t off =
@@ -238,10 +239,10 @@ void Engine::writeAt(Peer& p, std::uint64_t pos, wire::Header& h, const Out* o) 
     if (o == nullptr) return;
     if (h.kind == wire::Kind::kEager) {
       payload = h.bytes;
-      if (payload != 0) pack(o->req->buf, o->req->count, *o->req->type, at, payload);
+      if (payload != 0) pack(o->buf, o->count, *o->type, at, payload);
     } else {
-      payload = o->payload.size();
-      if (payload != 0) std::memcpy(at, o->payload.data(), payload);
+      payload = o->bytes.size();
+      if (payload != 0) std::memcpy(at, o->bytes.data(), payload);
     }
   };
   if (p.direct != nullptr) {
@@ -254,13 +255,13 @@ void Engine::writeAt(Peer& p, std::uint64_t pos, wire::Header& h, const Out* o) 
     // stalling a store of the next message (the collectives' rings do the same, postChunk).
     std::byte* ring = p.direct + ringsOff_ + static_cast<std::size_t>(me_) * settings_.ringBytes;
     const std::uint64_t next = pos + cellsFor(kHeader + payload);
-    __builtin_prefetch(ring + (next % ringCells_) * kCell, 1, 3);
-    __builtin_prefetch(ring + ((next + 8) % ringCells_) * kCell, 1, 3);
+    __builtin_prefetch(ring + (next & ringMask_) * kCell, 1, 3);
+    __builtin_prefetch(ring + ((next + 8) & ringMask_) * kCell, 1, 3);
     return;
   }
   const std::size_t need = kHeader + (o == nullptr                   ? 0
                                       : h.kind == wire::Kind::kEager ? h.bytes
-                                                                     : o->payload.size());
+                                                                     : o->bytes.size());
   if (staging_.size() < need) staging_.resize(need);
   fill(staging_.data() + kHeader);
   std::memcpy(staging_.data(), &h, kHeader);
@@ -275,10 +276,10 @@ void Engine::writeAt(Peer& p, std::uint64_t pos, wire::Header& h, const Out* o) 
   p.ep->flush();
 }
 
-bool Engine::tryWrite(Peer& p, Out& o) {
-  const std::size_t payload = o.h.kind == wire::Kind::kEager ? o.h.bytes : o.payload.size();
+bool Engine::tryWrite(Peer& p, wire::Header& h, const Body& body) {
+  const std::size_t payload = h.kind == wire::Kind::kEager ? h.bytes : body.bytes.size();
   const std::uint64_t cells = cellsFor(kHeader + payload);
-  std::uint64_t pos = p.sentCells % ringCells_;
+  std::uint64_t pos = p.sentCells & ringMask_;
   const std::uint64_t room = ringCells_ - pos;
   const std::uint64_t need = cells > room ? room + cells : cells;
   const std::uint64_t consumed = loadAcquire(
@@ -291,9 +292,31 @@ bool Engine::tryWrite(Peer& p, Out& o) {
     p.sentCells += room;
     pos = 0;
   }
-  writeAt(p, pos, o.h, &o);
+  writeAt(p, pos, h, &body);
   p.sentCells += cells;
   return true;
+}
+
+bool Engine::tryWrite(Peer& p, Out& o) {
+  const Body body{o.req != nullptr ? o.req->buf : nullptr, o.req != nullptr ? o.req->count : 0,
+                  o.req != nullptr ? o.req->type.get() : nullptr, o.payload};
+  return tryWrite(p, o.h, body);
+}
+
+bool Engine::sendNow(const void* buf, std::size_t count, const Datatype& type, int world,
+                     std::uint64_t context, int source, int tag) {
+  if (world == me_) return false;
+  Peer* p = peers_[static_cast<std::size_t>(world)].get();
+  if (p == nullptr || p->direct == nullptr || !p->pending.empty()) return false;
+  const std::uint64_t bytes = static_cast<std::uint64_t>(count) * type.size();
+  if (bytes > settings_.eagerBytes) return false;
+  wire::Header h{};
+  h.kind = wire::Kind::kEager;
+  h.context = context;
+  h.tag = tag;
+  h.source = source;
+  h.bytes = bytes;
+  return tryWrite(*p, h, Body{buf, count, &type, {}});
 }
 
 void Engine::enqueue(Peer& p, Out o) {
@@ -605,7 +628,7 @@ void Engine::completeSend(std::uint64_t sendId, bool cancelled) {
 
 bool Engine::readOne(Peer& p) {
   std::byte* ring = ringOf(p.world);
-  const std::uint64_t pos = p.recvCells % ringCells_;
+  const std::uint64_t pos = p.recvCells & ringMask_;
   std::byte* at = ring + pos * kCell;
   if (loadAcquire(at) != p.recvSeq + 1) return false;
   wire::Header h{};
@@ -772,7 +795,7 @@ bool Engine::poll() {
     std::byte* at = ringOf(s);
     Peer* p = peers_[static_cast<std::size_t>(s)].get();
     const std::uint64_t seq = p != nullptr ? p->recvSeq : 0;
-    const std::uint64_t pos = p != nullptr ? p->recvCells % ringCells_ : 0;
+    const std::uint64_t pos = p != nullptr ? p->recvCells & ringMask_ : 0;
     if (loadAcquire(at + pos * kCell) != seq + 1) continue;
     Peer& q = peer(s);
     while (readOne(q)) worked = true;

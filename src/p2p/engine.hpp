@@ -119,6 +119,11 @@ class Engine {
   /// until it is complete (or cancelled).
   void send(Request& r, const void* buf, std::size_t count, const Datatype& type, int world,
             std::uint64_t context, int source, int tag, bool sync);
+  /// MPI_Send's fast case: a standard send of at most the eager limit to a peer whose ring
+  /// this rank stores into, with nothing queued before it, written now with no request. False:
+  /// nothing was done (send() takes it).
+  bool sendNow(const void* buf, std::size_t count, const Datatype& type, int world,
+               std::uint64_t context, int source, int tag);
   /// Starts a receive (source and tag may be wildcards).
   void recv(Request& r, void* buf, std::size_t count, const Datatype& type, std::uint64_t context,
             int source, int tag);
@@ -165,8 +170,17 @@ class Engine {
   [[nodiscard]] std::uint64_t cellsFor(std::size_t bytes) const;
   /// Writes `o` into the peer's ring if there is room (a pad first at the ring's end).
   bool tryWrite(Peer& p, Out& o);
+  /// What a message carries after its header: a kEager's data (`count` of `type` at `buf`,
+  /// packed as it is written), or the bytes of another kind's record.
+  struct Body {
+    const void* buf;
+    std::size_t count;
+    const Datatype* type;
+    std::span<const std::byte> bytes;
+  };
+  bool tryWrite(Peer& p, wire::Header& h, const Body& body);
   /// Writes one message (header with its stamp last) at cell `pos` of the peer's ring.
-  void writeAt(Peer& p, std::uint64_t pos, wire::Header& h, const Out* o);
+  void writeAt(Peer& p, std::uint64_t pos, wire::Header& h, const Body* o);
   void enqueue(Peer& p, Out o);
   bool writePending(Peer& p);
   /// Takes the next message from `p`'s ring, if it arrived.
@@ -197,6 +211,7 @@ class Engine {
   std::byte* local_ = nullptr;
   std::size_t ringsOff_ = 0;
   std::uint64_t ringCells_ = 0;
+  std::uint64_t ringMask_ = 0;
   std::vector<std::unique_ptr<Peer>> peers_;  // by world rank, made on first use
   std::vector<int> active_;  // world ranks with a resolved peer (whose rings are read)
   Request* postedHead_ = nullptr;
