@@ -20,6 +20,7 @@
 #include "copy.hpp"
 #include "datatype/loop.hpp"
 #include "env.hpp"
+#include "hang.hpp"
 #include "log.hpp"
 #include "onesided/context.hpp"
 #include "onesided/datatype.hpp"
@@ -559,6 +560,12 @@ void Channel::publishWait(int member) noexcept {
   const std::uint64_t v =
       member < 0 ? 0 : (position() << kWaitPeerBits) | static_cast<std::uint64_t>(member + 1);
   std::atomic_ref<std::uint64_t>(*w).store(v, std::memory_order_release);
+  // The hang report's "waiting for rank ..." (by world rank).
+  if (member < 0) {
+    hang::Waiting::set(hang::For::kNothing);
+  } else {
+    hang::Waiting::set(hang::For::kRank, ranks_[static_cast<std::size_t>(member)]);
+  }
 }
 
 std::string Channel::streamState(int member) const {

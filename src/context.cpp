@@ -19,6 +19,7 @@
 #include "bootstrap/bootstrap.hpp"
 #include "call_lock.hpp"
 #include "collectives/channel.hpp"
+#include "hang.hpp"
 #include "log.hpp"
 #include "onesided/comm.hpp"
 #include "onesided/errors.hpp"
@@ -501,6 +502,10 @@ void Context::yieldCallLock() {
 }
 
 void Context::backoff(unsigned spins, std::int64_t& since, unsigned& alone, Drive drive) {
+  // This wait's first back-off (waitPastTight's polls start at tightSpins(); the back-off comes
+  // at every poll oversubscribed, at every 16th otherwise): the hang report's "for 12.0 s".
+  if (spins == tightSpins() + (oversubscribed_ ? 0U : 15U)) [[unlikely]]
+    hang::waitBegan();
   // Work done here (a peer's software atomic or active message served, say) restarts the
   // wait's clock: a rank that serves its peers while it waits stays as quick to answer as in
   // the first 2 ms, and only a wait with nothing to do falls back to sleeping. (A target in a

@@ -30,6 +30,7 @@ void init(int required, int* provided) {
   o.singleThreaded = level == MPI_THREAD_SINGLE;
   if (level == MPI_THREAD_MULTIPLE) o.callLock = &s.callLock;
   s.multiple = level == MPI_THREAD_MULTIPLE;
+  hang::install();  // before the rank connects: the launcher may ask from then on
   s.ctx = Context::fromEnvironment(o);
   log::setRank(s.ctx->rank());
   s.comms[MPI_COMM_WORLD].comm = &s.ctx->world();

@@ -16,6 +16,7 @@
 
 #include "call_lock.hpp"
 #include "capi/request_table.hpp"
+#include "hang.hpp"
 #include "onesided/collectives.hpp"
 #include "onesided/comm.hpp"
 #include "onesided/context.hpp"
@@ -203,6 +204,7 @@ class Locked {
 template <class Fn>
 int call(const char* name, On on, Fn&& fn) noexcept {
   const Locked locked;
+  const hang::InCall inCall(name, hang::pack(on.kind, on.handle));  // two plain stores
   try {
     fn();
     return MPI_SUCCESS;

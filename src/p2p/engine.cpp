@@ -15,6 +15,7 @@
 #include "copy.hpp"
 #include "datatype/loop.hpp"
 #include "env.hpp"
+#include "hang.hpp"
 #include "log.hpp"
 #include "onesided/context.hpp"
 #include "onesided/errors.hpp"
@@ -806,6 +807,9 @@ bool Engine::poll() {
 
 void Engine::wait(Request& r) {
   if (r.complete) return;
+  const hang::Waiting waiting = r.kind == Request::Kind::kRecv
+                                    ? hang::Waiting(hang::For::kMessage, r.source, r.tag)
+                                    : hang::Waiting(hang::For::kReceiver, r.world);
   ctx_.waitUntil([&] {
     if (r.complete) return true;
     poll();

@@ -14,6 +14,15 @@
 // and buffer at most one hello each; every message has a maximum length, checked before its
 // payload is buffered; every step of the loop is bounded, so signals are always answered.
 //
+// The hang report (--hang-timeout S, or SIGQUIT): once the job has run S seconds, or when the
+// launcher gets SIGQUIT, every rank that has reached MPI_Init is sent kReportSignal; its handler
+// (src/hang.cpp) writes one line saying what it is doing (the MPI call, its communicator or
+// window, how long it has waited and for whom) into a pipe the launcher made for the job
+// (ONESIDED_REPORT_FD). The launcher prints the lines in rank order (at most kReportSeconds
+// after asking), then ends the job non-zero. With stdout not a terminal (CI, a batch job) the
+// default is kDefaultHangTimeout, announced at start-up; on a terminal there is none (SIGQUIT,
+// Ctrl-backslash, asks for the report).
+//
 // Binding (--bind-to core; the default is none): when the ranks fit on the cores this launcher
 // may run on (its own affinity: taskset, a Slurm allocation), rank r is bound to the r-th of
 // those cores in hwloc's order (all of its hardware threads), as Open MPI's mpirun binds 1-2
@@ -40,6 +49,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdint>
@@ -62,6 +72,12 @@ using wire::Header;
 using wire::Type;
 
 constexpr double kGraceSeconds = 0.3;
+/// --hang-timeout's default when stdout is not a terminal.
+constexpr double kDefaultHangTimeout = 600;
+/// How long the ranks have to answer the hang report.
+constexpr double kReportSeconds = 2;
+/// The signal that asks a rank for its line (SIGRTMIN + this; the ranks are told the number).
+constexpr int kReportSignalOffset = 4;
 /// A connection must prove the secret within this many seconds of being accepted.
 constexpr double kAuthSeconds = 5;
 /// Unauthenticated connections held at once; beyond it the oldest is dropped. A rank proves
@@ -71,6 +87,8 @@ constexpr std::size_t kMaxPending = 128;
 /// flood cannot keep the loop from its signals.
 constexpr int kAcceptsPerTurn = 64;
 constexpr std::size_t kReadPerTurn = 1 << 20;
+/// The poll entries before the connections': the signalfd, the listening socket, the report pipe.
+constexpr std::size_t kFixedFds = 3;
 /// Lines of each kind of refused connection printed; further ones are counted only.
 constexpr int kNotesPerKind = 5;
 
@@ -196,9 +214,10 @@ std::vector<cpu_set_t> coreBindings(int n) {
 
 class Launcher {
  public:
-  Launcher(int n, double timeout, bool bind, std::vector<std::string> argv)
+  Launcher(int n, double timeout, double hangTimeout, bool bind, std::vector<std::string> argv)
       : n_(n),
         timeout_(timeout),
+        hangTimeout_(hangTimeout),
         bind_(bind ? coreBindings(n) : std::vector<cpu_set_t>{}),
         argv_(std::move(argv)),
         ranks_(static_cast<std::size_t>(n)),
@@ -210,19 +229,36 @@ class Launcher {
     listen();
     sigset_t set;
     sigemptyset(&set);
-    for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, s);
+    for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&set, s);
     sigprocmask(SIG_BLOCK, &set, &oldMask_);
     sigfd_ = Fd(signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
     if (!sigfd_) {
       say(std::string("signalfd: ") + std::strerror(errno));
       return 1;
     }
+    if (hangTimeout_ < 0) {  // the default
+      hangTimeout_ = isatty(STDOUT_FILENO) == 1 ? 0 : kDefaultHangTimeout;
+      if (hangTimeout_ > 0) {
+        say("warning: stdout is not a terminal: a job still running after " + fmt(hangTimeout_) +
+            " s gets a hang report and is ended (--hang-timeout S to change it, 0: never)");
+      }
+    }
     jobid_ = std::to_string(getpid()) + "." + std::to_string(time(nullptr));
+    int pipeFds[2];
+    if (::pipe2(pipeFds, O_CLOEXEC | O_NONBLOCK) != 0) {
+      say(std::string("pipe: ") + std::strerror(errno));
+      return 1;
+    }
+    reportIn_ = Fd(pipeFds[0]);
+    reportOut_ = Fd(pipeFds[1]);
     for (int r = 0; r < n_; ++r) spawn(r);
-    const double deadline = timeout_ > 0 ? now() + timeout_ : 0;
+    reportOut_.reset();  // the ranks hold it
+    const double start = now();
+    const double deadline = timeout_ > 0 ? start + timeout_ : 0;
+    const double hangAt = hangTimeout_ > 0 ? start + hangTimeout_ : 0;
     while (alive() > 0) {
-      // fds[2..]: pending connections, then ranks' connections; `who` says which each is, as
-      // it was when polled (handling one entry may promote a pending connection to a rank's).
+      // fds[kFixedFds..]: pending connections, then ranks' connections; `who` says which each is,
+      // as it was when polled (handling one entry may promote a pending connection to a rank's).
       expirePending();
       if (acceptPausedUntil_ > 0 && now() >= acceptPausedUntil_) acceptPausedUntil_ = 0;
       std::vector<pollfd> fds;
@@ -230,6 +266,7 @@ class Launcher {
       fds.push_back({sigfd_.get(), POLLIN, 0});
       // Not while accept() is out of descriptors: the socket would stay readable and spin.
       fds.push_back({acceptPausedUntil_ == 0 ? listen_.get() : -1, POLLIN, 0});
+      fds.push_back({reportIn_.get(), POLLIN, 0});  // ranks' report lines (only when asked)
       for (std::size_t k = 0; k < pending_.size(); ++k) {
         fds.push_back({pending_[k].conn.get(), POLLIN, 0});
         who.push_back(-1 - static_cast<int>(k));
@@ -247,6 +284,8 @@ class Launcher {
         if (wake < 0 || t < wake) wake = t;
       };
       if (deadline > 0 && !stopping_) wakeBy(deadline);
+      if (hangAt > 0 && !stopping_ && reportUntil_ == 0) wakeBy(hangAt);
+      if (reportUntil_ > 0) wakeBy(reportUntil_);
       if (stopping_ && !killed_) wakeBy(killAt_);
       if (!pending_.empty()) wakeBy(pending_.front().deadline);  // the earliest: FIFO
       if (acceptPausedUntil_ > 0) wakeBy(acceptPausedUntil_);
@@ -262,17 +301,24 @@ class Launcher {
         // same time, and the line printed must name the cause, not a consequence.
         if (fds[0].revents != 0) signals();
         for (std::size_t i = 0; i < who.size(); ++i) {
-          if (fds[i + 2].revents == 0) continue;
+          if (fds[i + kFixedFds].revents == 0) continue;
           if (who[i] < 0) {
             readPending(static_cast<std::size_t>(-1 - who[i]));
-          } else if (ranks_[static_cast<std::size_t>(who[i])].conn.get() == fds[i + 2].fd) {
-            if ((fds[i + 2].revents & POLLOUT) != 0) flush(who[i]);
-            if ((fds[i + 2].revents & ~POLLOUT) != 0) readRank(who[i]);
+          } else if (ranks_[static_cast<std::size_t>(who[i])].conn.get() == fds[i + kFixedFds].fd) {
+            if ((fds[i + kFixedFds].revents & POLLOUT) != 0) flush(who[i]);
+            if ((fds[i + kFixedFds].revents & ~POLLOUT) != 0) readRank(who[i]);
           }
         }
         std::erase_if(pending_, [](const Pending& p) { return !p.conn; });
         if (fds[1].revents != 0) accept();
+        if (fds[2].revents != 0) readReport();
       }
+      if (hangAt > 0 && !stopping_ && reportUntil_ == 0 && now() >= hangAt) {
+        say("warning: the job has run " + fmt(hangTimeout_) +
+            " s (--hang-timeout): asking every rank what it is doing, then ending the job");
+        askReport(124);
+      }
+      if (reportUntil_ > 0 && (answered() || now() >= reportUntil_)) printReport();
       if (deadline > 0 && !stopping_ && now() >= deadline) {
         say("timeout after " + fmt(timeout_) + " s, killing " + std::to_string(alive()) + " ranks");
         stop(124);
@@ -347,6 +393,11 @@ class Launcher {
       setenv("ONESIDED_LOCAL_SIZE", std::to_string(n_).c_str(), 1);
       setenv("ONESIDED_RENDEZVOUS", ("127.0.0.1:" + std::to_string(port_)).c_str(), 1);
       setenv("ONESIDED_JOBID", jobid_.c_str(), 1);
+      // The hang report's pipe and signal (src/hang.cpp), kept open across exec.
+      if (fcntl(reportOut_.get(), F_SETFD, 0) == 0) {
+        setenv("ONESIDED_REPORT_FD", std::to_string(reportOut_.get()).c_str(), 1);
+        setenv("ONESIDED_REPORT_SIGNAL", std::to_string(reportSignal()).c_str(), 1);
+      }
       // The secret: in the environment only (readable by this user and root, as the rank's
       // memory is), never in argv (ps shows argv to everyone) nor in a file.
       setenv("ONESIDED_SECRET", onesided::bootstrap::toHex(secret_).c_str(), 1);
@@ -628,6 +679,11 @@ class Launcher {
     while (::read(sigfd_.get(), &si, sizeof si) == sizeof si) {
       if (si.ssi_signo == SIGCHLD) {
         reap();
+      } else if (si.ssi_signo == SIGQUIT) {
+        if (!stopping_ && reportUntil_ == 0) {
+          say("received SIGQUIT: asking every rank what it is doing, then ending the job");
+          askReport(128 + SIGQUIT);
+        }
       } else if (!stopping_) {
         const int sig = static_cast<int>(si.ssi_signo);
         say(std::string("received ") + strsignal(sig) + ", stopping " + std::to_string(alive()) +
@@ -681,6 +737,63 @@ class Launcher {
     }
   }
 
+  static int reportSignal() { return SIGRTMIN + kReportSignalOffset; }
+
+  /// Asks every rank that has reached MPI_Init for its line (the others get one written here);
+  /// the job ends with `code` once all have answered or kReportSeconds have passed.
+  void askReport(int code) {
+    reportCode_ = code;
+    reportUntil_ = now() + kReportSeconds;
+    lines_.assign(static_cast<std::size_t>(n_), std::string());
+    for (int r = 0; r < n_; ++r) {
+      auto& rk = ranks_[static_cast<std::size_t>(r)];
+      auto& line = lines_[static_cast<std::size_t>(r)];
+      if (!rk.alive) {
+        line =
+            "rank " + std::to_string(r) + ": ended" + (rk.finalized ? " (after MPI_Finalize)" : "");
+      } else if (!rk.connected) {
+        line = "rank " + std::to_string(r) + ": not in MPI (has not reached MPI_Init)";
+      } else if (::kill(rk.pid, reportSignal()) != 0) {
+        line = "rank " + std::to_string(r) + ": cannot be asked (" + std::strerror(errno) + ")";
+      }
+    }
+  }
+
+  [[nodiscard]] bool answered() const {
+    return std::all_of(lines_.begin(), lines_.end(),
+                       [](const std::string& l) { return !l.empty(); });
+  }
+
+  /// Reads the ranks' lines ("rank R: ...\n", each written whole).
+  void readReport() {
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(reportIn_.get(), buf, sizeof buf)) > 0) {
+      if (reportBuf_.size() < (1U << 20)) reportBuf_.append(buf, static_cast<std::size_t>(n));
+    }
+    if (n == 0) reportIn_.reset();  // no rank holds it any more: poll no longer
+    for (std::size_t eol; (eol = reportBuf_.find('\n')) != std::string::npos;) {
+      std::string line = reportBuf_.substr(0, eol);
+      reportBuf_.erase(0, eol + 1);
+      int r = -1;
+      if (std::sscanf(line.c_str(), "rank %d:", &r) == 1 && r >= 0 && r < n_ && reportUntil_ > 0) {
+        lines_[static_cast<std::size_t>(r)] = std::move(line);
+      }
+    }
+  }
+
+  void printReport() {
+    say("hang report:");
+    for (int r = 0; r < n_; ++r) {
+      const auto& l = lines_[static_cast<std::size_t>(r)];
+      say(l.empty() ? "rank " + std::to_string(r) + ": did not answer within " +
+                          fmt(kReportSeconds) + " s"
+                    : l);
+    }
+    reportUntil_ = 0;
+    stop(reportCode_);
+  }
+
   void stop(int code) {
     if (stopping_) return;
     stopping_ = true;
@@ -697,6 +810,7 @@ class Launcher {
 
   int n_;
   double timeout_;
+  double hangTimeout_;           // < 0: the default (decided in run())
   std::vector<cpu_set_t> bind_;  // rank r's CPUs (--bind-to core), or empty: unbound
   std::vector<std::string> argv_;
   std::vector<Rank> ranks_;
@@ -708,6 +822,12 @@ class Launcher {
   double acceptPausedUntil_ = 0;
   Fd listen_;
   Fd sigfd_;
+  Fd reportIn_;   // the ranks' hang report lines
+  Fd reportOut_;  // its write end, until the ranks are started
+  std::string reportBuf_;
+  std::vector<std::string> lines_;  // the report's line of each rank (empty: none yet)
+  double reportUntil_ = 0;          // > 0: a report is being gathered until then
+  int reportCode_ = 0;
   int port_ = 0;
   sigset_t oldMask_{};
   bool stopping_ = false;
@@ -720,7 +840,8 @@ class Launcher {
 
 int main(int argc, char** argv) {
   constexpr const char* kUsage =
-      "usage: onesided-run -n N [--timeout S] [--bind-to core|none] [--] prog [args...]";
+      "usage: onesided-run -n N [--timeout S] [--hang-timeout S] [--bind-to core|none] [--] prog "
+      "[args...]";
   // The launcher's own options come first and are parsed strictly: an option it does not know
   // is an error, never taken for the program. The first word that is not an option (or follows
   // "--") is the program; it and everything after it are passed through untouched.
@@ -742,14 +863,15 @@ int main(int argc, char** argv) {
     // "--hang-timeout 5" made "5" look like the program).
     const std::string name = a.compare(0, 2, "--") == 0 ? a.substr(0, a.find('=')) : a.substr(0, 2);
     if (name != "-h" && name != "--help" && name != "-n" && name != "--np" && name != "--timeout" &&
-        name != "--bind-to") {
+        name != "--hang-timeout" && name != "--bind-to") {
       std::fprintf(stderr,
                    "onesided-run: unknown option %s\n%s\n(onesided-run --help lists the options)\n",
                    a.c_str(), kUsage);
       return 2;
     }
     ours.push_back(a);
-    const bool takesValue = a == "-n" || a == "--np" || a == "--timeout" || a == "--bind-to";
+    const bool takesValue =
+        a == "-n" || a == "--np" || a == "--timeout" || a == "--hang-timeout" || a == "--bind-to";
     if (takesValue && i + 1 < argc) ours.emplace_back(argv[++i]);
   }
   CLI::App app{"onesided-run: start an MPI program's ranks on this machine", "onesided-run"};
@@ -759,6 +881,13 @@ int main(int argc, char** argv) {
       ->required()
       ->check(CLI::Range(1, 1 << 16));
   app.add_option("--timeout", timeout, "seconds before the job is killed (0: never, the default)")
+      ->check(CLI::NonNegativeNumber);
+  double hangTimeout = -1;
+  app.add_option("--hang-timeout", hangTimeout,
+                 "seconds after which every rank reports what it is doing (the MPI call, its "
+                 "communicator or window, whom it waits for) and the job is ended (0: never; "
+                 "default: 600 when stdout is not a terminal, never when it is); SIGQUIT to "
+                 "onesided-run does the same at once")
       ->check(CLI::NonNegativeNumber);
   std::string bindTo = "none";
   app.add_option("--bind-to", bindTo,
@@ -791,7 +920,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    return Launcher(n, timeout, bindTo == "core", std::move(prog)).run();
+    return Launcher(n, timeout, hangTimeout, bindTo == "core", std::move(prog)).run();
   } catch (const std::exception& e) {
     say(e.what());
     return 1;

@@ -21,6 +21,7 @@
 #include <span>
 #include <string>
 
+#include "hang.hpp"
 #include "onesided/comm.hpp"
 #include "onesided/context.hpp"
 #include "onesided/window.hpp"
@@ -29,6 +30,11 @@
 
 namespace onesided {
 namespace {
+
+/// The world rank of group[i] (ranks of `comm`), or -1 past the group's end: the hang report's.
+int worldOf(const Comm& comm, const std::vector<int>& group, std::size_t i) {
+  return i < group.size() ? comm.worldRank(group[i]) : -1;
+}
 
 std::string str(std::int64_t v) { return std::to_string(v); }
 
@@ -118,6 +124,8 @@ void Window::start(std::span<const int> targets, int assertion) {
   const std::uint64_t n = group.size();
   if ((assertion & kModeNocheck) == 0 && n > 0) {
     const std::uint64_t want = postsTaken_ + n;
+    const hang::Waiting waiting(hang::For::kPosts, static_cast<int>(n), worldOf(comm_, group, 0),
+                                worldOf(comm_, group, 1), worldOf(comm_, group, 2));
     comm_.context().waitUntil([&] { return ownControl(kPostWord) >= want; });
     postsTaken_ = want;
   }
@@ -178,6 +186,9 @@ void Window::wait() {
   requireLive();
   if (!posted_) throw Error(kErrRmaSync, "MPI_Win_wait without MPI_Win_post");
   const std::uint64_t want = completesTaken_ + postOrigins_;
+  const hang::Waiting waiting(hang::For::kCompletes, static_cast<int>(postOrigins_),
+                              worldOf(comm_, postGroup_, 0), worldOf(comm_, postGroup_, 1),
+                              worldOf(comm_, postGroup_, 2));
   comm_.context().waitUntil([&] { return ownControl(kCompleteWord) >= want; });
   test();
 }

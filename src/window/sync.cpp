@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "bootstrap/bootstrap.hpp"
+#include "hang.hpp"
 #include "log.hpp"
 #include "onesided/context.hpp"
 #include "onesided/errors.hpp"
@@ -118,11 +119,21 @@ void SyncRegion::barrier() {
       const int to = (me_ + d) % p;
       signal(partner(static_cast<std::size_t>(to), to), me_, static_cast<std::size_t>(to), e);
     }
-    int seen = 1;  // the flags found so far, from the previous member back
+    int seen = 1;   // the flags found so far, from the previous member back
+    int shown = 1;  // the one the hang report names
+    const hang::Waiting waiting(hang::For::kRank,
+                                (*ranks_)[static_cast<std::size_t>((me_ + p - 1) % p)]);
     ctx_.waitUntil([&] {
       for (; seen < p; ++seen) {
         std::atomic_ref<std::uint64_t> from(*slot((me_ + p - seen) % p));
-        if (from.load(std::memory_order_acquire) < e) return false;
+        if (from.load(std::memory_order_acquire) < e) {
+          if (seen != shown) {  // name the member now waited for (once per member)
+            shown = seen;
+            hang::Waiting::set(hang::For::kRank,
+                               (*ranks_)[static_cast<std::size_t>((me_ + p - seen) % p)]);
+          }
+          return false;
+        }
       }
       return true;
     });
@@ -132,6 +143,8 @@ void SyncRegion::barrier() {
     const int to = (me_ + dist) % p;
     signal(partner(static_cast<std::size_t>(k), to), k, static_cast<std::size_t>(k), e);
     std::atomic_ref<std::uint64_t> mine(*slot(k));
+    const int from = (me_ + p - dist) % p;  // the member that signals slot k
+    const hang::Waiting waiting(hang::For::kRank, (*ranks_)[static_cast<std::size_t>(from)]);
     ctx_.waitUntil([&] { return mine.load(std::memory_order_acquire) >= e; });
   }
 }

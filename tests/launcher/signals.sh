@@ -77,8 +77,8 @@ check "unbound by default and with --bind-to none" $?
 check "--bind-to socket refused" $(( $? != 0 ? 0 : 1 ))
 # Options: one the launcher does not know is an error naming it, with the usage line, never
 # taken as the program; --help lists every option; "--" ends the options.
-err=$("$run" --hang-timeout 5 -n 2 true 2>&1)
-[ $? -eq 2 ] && echo "$err" | grep -q "unknown option --hang-timeout" &&
+err=$("$run" --hang-timeout-typo 5 -n 2 true 2>&1)
+[ $? -eq 2 ] && echo "$err" | grep -q "unknown option --hang-timeout-typo" &&
   echo "$err" | grep -q "^usage: onesided-run -n N"
 check "unknown option refused with a usage line" $?
 err=$("$run" -n 2 --no-such-option=1 true 2>&1)
@@ -86,7 +86,7 @@ err=$("$run" -n 2 --no-such-option=1 true 2>&1)
 check "unknown option after -n refused" $?
 help=$("$run" --help)
 missing=$?
-for o in --help --np --timeout --bind-to; do echo "$help" | grep -q -- "$o" || missing=1; done
+for o in --help --np --timeout --hang-timeout --bind-to; do echo "$help" | grep -q -- "$o" || missing=1; done
 check "--help lists every option" "$missing"
 [ "$("$run" -n 1 -- echo --timeout 3)" = "--timeout 3" ]
 check "-- ends the options, the program's own are passed through" $?
