@@ -460,9 +460,6 @@ int MPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message
                MPI_Request* request);
 int MPI_Buffer_attach(void* buffer, int size);
 int MPI_Buffer_detach(void* buffer_addr, int* size);
-/* The predefined attributes above (user-defined keys come with attribute caching). */
-int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, int* flag);
-int MPI_Attr_get(MPI_Comm comm, int keyval, void* attribute_val, int* flag);
 
 /* Dynamic windows (issue 6): targets addressed by absolute address (MPI_Get_address), disp_unit
  * 1; an access outside every region attached at the target is MPI_ERR_RMA_RANGE at the origin. */
@@ -550,6 +547,95 @@ int MPI_Op_free(MPI_Op* op);
 int MPI_Op_commutative(MPI_Op op, int* commute);
 int MPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype,
                      MPI_Op op);
+
+/* Attribute caching (MPI-3.1 §6.7) on communicators, windows and datatypes. Keyvals are handles
+ * of one kind each (a communicator's keyval on a window is MPI_ERR_KEYVAL); a freed keyval lives
+ * on while attributes use it. Copy callbacks run on MPI_Comm_dup / MPI_Type_dup, delete callbacks
+ * on MPI_*_free, MPI_*_delete_attr and MPI_*_set_attr over a value, and at the start of
+ * MPI_Finalize for MPI_COMM_SELF's attributes (then MPI_COMM_WORLD's), last set first. A
+ * callback's error code fails the call. The predefined keys (MPI_TAG_UB ..., MPI_WIN_BASE ...)
+ * can be read, not set or deleted. */
+#define MPI_KEYVAL_INVALID 0x24000000
+typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void* extra_state,
+                                        void* attribute_val_in, void* attribute_val_out, int* flag);
+typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int comm_keyval, void* attribute_val,
+                                          void* extra_state);
+typedef int MPI_Win_copy_attr_function(MPI_Win oldwin, int win_keyval, void* extra_state,
+                                       void* attribute_val_in, void* attribute_val_out, int* flag);
+typedef int MPI_Win_delete_attr_function(MPI_Win win, int win_keyval, void* attribute_val,
+                                         void* extra_state);
+typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int type_keyval, void* extra_state,
+                                        void* attribute_val_in, void* attribute_val_out, int* flag);
+typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval,
+                                          void* attribute_val, void* extra_state);
+/* MPI-1's names (deprecated, still used): communicator keyvals. */
+typedef int MPI_Copy_function(MPI_Comm oldcomm, int keyval, void* extra_state,
+                              void* attribute_val_in, void* attribute_val_out, int* flag);
+typedef int MPI_Delete_function(MPI_Comm comm, int keyval, void* attribute_val, void* extra_state);
+/* The predefined callbacks: *_NULL_COPY_FN copies nothing (flag 0), *_DUP_FN copies the value,
+ * *_NULL_DELETE_FN does nothing. A NULL function pointer is taken as the NULL one of its kind. */
+int onesided_comm_null_copy_fn(MPI_Comm oldcomm, int comm_keyval, void* extra_state,
+                               void* attribute_val_in, void* attribute_val_out, int* flag);
+int onesided_comm_dup_fn(MPI_Comm oldcomm, int comm_keyval, void* extra_state,
+                         void* attribute_val_in, void* attribute_val_out, int* flag);
+int onesided_comm_null_delete_fn(MPI_Comm comm, int comm_keyval, void* attribute_val,
+                                 void* extra_state);
+int onesided_win_null_copy_fn(MPI_Win oldwin, int win_keyval, void* extra_state,
+                              void* attribute_val_in, void* attribute_val_out, int* flag);
+int onesided_win_dup_fn(MPI_Win oldwin, int win_keyval, void* extra_state, void* attribute_val_in,
+                        void* attribute_val_out, int* flag);
+int onesided_win_null_delete_fn(MPI_Win win, int win_keyval, void* attribute_val,
+                                void* extra_state);
+int onesided_type_null_copy_fn(MPI_Datatype oldtype, int type_keyval, void* extra_state,
+                               void* attribute_val_in, void* attribute_val_out, int* flag);
+int onesided_type_dup_fn(MPI_Datatype oldtype, int type_keyval, void* extra_state,
+                         void* attribute_val_in, void* attribute_val_out, int* flag);
+int onesided_type_null_delete_fn(MPI_Datatype datatype, int type_keyval, void* attribute_val,
+                                 void* extra_state);
+int onesided_null_copy_fn(MPI_Comm oldcomm, int keyval, void* extra_state, void* attribute_val_in,
+                          void* attribute_val_out, int* flag);
+int onesided_dup_fn(MPI_Comm oldcomm, int keyval, void* extra_state, void* attribute_val_in,
+                    void* attribute_val_out, int* flag);
+int onesided_null_delete_fn(MPI_Comm comm, int keyval, void* attribute_val, void* extra_state);
+#define MPI_COMM_NULL_COPY_FN onesided_comm_null_copy_fn
+#define MPI_COMM_DUP_FN onesided_comm_dup_fn
+#define MPI_COMM_NULL_DELETE_FN onesided_comm_null_delete_fn
+#define MPI_WIN_NULL_COPY_FN onesided_win_null_copy_fn
+#define MPI_WIN_DUP_FN onesided_win_dup_fn
+#define MPI_WIN_NULL_DELETE_FN onesided_win_null_delete_fn
+#define MPI_TYPE_NULL_COPY_FN onesided_type_null_copy_fn
+#define MPI_TYPE_DUP_FN onesided_type_dup_fn
+#define MPI_TYPE_NULL_DELETE_FN onesided_type_null_delete_fn
+#define MPI_NULL_COPY_FN onesided_null_copy_fn
+#define MPI_DUP_FN onesided_dup_fn
+#define MPI_NULL_DELETE_FN onesided_null_delete_fn
+int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function* comm_copy_attr_fn,
+                           MPI_Comm_delete_attr_function* comm_delete_attr_fn, int* comm_keyval,
+                           void* extra_state);
+int MPI_Comm_free_keyval(int* comm_keyval);
+int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void* attribute_val);
+/* attribute_val receives the value (a void*); for the predefined keys, a pointer to an int. */
+int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, int* flag);
+int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
+int MPI_Win_create_keyval(MPI_Win_copy_attr_function* win_copy_attr_fn,
+                          MPI_Win_delete_attr_function* win_delete_attr_fn, int* win_keyval,
+                          void* extra_state);
+int MPI_Win_free_keyval(int* win_keyval);
+int MPI_Win_set_attr(MPI_Win win, int win_keyval, void* attribute_val);
+int MPI_Win_delete_attr(MPI_Win win, int win_keyval);
+int MPI_Type_create_keyval(MPI_Type_copy_attr_function* type_copy_attr_fn,
+                           MPI_Type_delete_attr_function* type_delete_attr_fn, int* type_keyval,
+                           void* extra_state);
+int MPI_Type_free_keyval(int* type_keyval);
+int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void* attribute_val);
+int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void* attribute_val, int* flag);
+int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
+int MPI_Keyval_create(MPI_Copy_function* copy_fn, MPI_Delete_function* delete_fn, int* keyval,
+                      void* extra_state);
+int MPI_Keyval_free(int* keyval);
+int MPI_Attr_put(MPI_Comm comm, int keyval, void* attribute_val);
+int MPI_Attr_get(MPI_Comm comm, int keyval, void* attribute_val, int* flag);
+int MPI_Attr_delete(MPI_Comm comm, int keyval);
 
 /* Errors. */
 int MPI_Error_string(int errorcode, char* string, int* resultlen);

@@ -3,6 +3,7 @@
 // reused, so a freed handle stays an error of its class.
 #include <cstring>
 
+#include "capi/attr.hpp"
 #include "capi/state.hpp"
 #include "collectives/channel.hpp"
 
@@ -52,7 +53,12 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
     auto& e = capi::commEntry(comm);
     const onesided::detail::Entry entry(e.comm->channel());  // counts the call if a check fails
     capi::requireArg(newcomm, "newcomm");
-    *newcomm = capi::addComm(e.comm->dup(), e.errhandler);
+    const MPI_Comm c = capi::addComm(e.comm->dup(), e.errhandler);
+    // MPI-3.1 §6.7.2: the attributes' copy callbacks. When one fails the call does, and the new
+    // communicator is dropped unseen (freeing it would take the other ranks).
+    *newcomm = MPI_COMM_NULL;
+    capi::copyAttrs(capi::AttrKind::kComm, comm, c);
+    *newcomm = c;
   });
 }
 
@@ -96,12 +102,15 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
 int MPI_Comm_free(MPI_Comm* comm) {
   return call("MPI_Comm_free", On::comm(comm != nullptr ? *comm : MPI_COMM_NULL), [&] {
     capi::requireArg(comm, "comm");
-    auto& e = capi::commEntry(*comm);
+    capi::commEntry(*comm);
     if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF) {
       throw onesided::Error(
           MPI_ERR_COMM, std::string(*comm == MPI_COMM_WORLD ? "MPI_COMM_WORLD" : "MPI_COMM_SELF") +
                             " cannot be freed");
     }
+    // MPI-3.1 §6.7.2: the attributes' delete callbacks run first; one that fails fails the call.
+    capi::deleteAttrs(capi::AttrKind::kComm, *comm);
+    auto& e = capi::commEntry(*comm);
     // A window created over it still uses it (MPI-3.1 §6.4.3: freeing marks it for deallocation).
     auto& s = capi::state();
     bool used = false;

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "bootstrap/bootstrap.hpp"
+#include "capi/attr.hpp"
 #include "capi/state.hpp"
 #include "log.hpp"
 #include "transport/transport.hpp"
@@ -83,6 +84,10 @@ int MPI_Is_thread_main(int* flag) {
 int MPI_Finalize(void) {
   return call("MPI_Finalize", On::none(), [&] {
     capi::requireInit();
+    // MPI-3.1 §8.7.1: first of all, MPI_COMM_SELF's attributes are deleted (libraries hook
+    // MPI_Finalize so, and may still call MPI), then MPI_COMM_WORLD's. A callback's error is
+    // reported once the rest is done.
+    std::optional<onesided::Error> attrError = capi::finalizeAttrs();
     auto& s = capi::state();
     capi::drainBufferedSends();  // MPI-3.1 §3.6.1: buffered messages are delivered first
     // Windows the program did not free are released here without a collective.
@@ -107,6 +112,7 @@ int MPI_Finalize(void) {
     s.spareRequests.clear();
     s.ctx.reset();
     s.finalized = true;
+    if (attrError) throw *attrError;
   });
 }
 

@@ -350,43 +350,6 @@ void probeArgs(int source, int tag, const Comm& c) {
   checkRecvTag(tag);
 }
 
-int predefinedAttr(int keyval) {
-  switch (keyval) {
-    case MPI_TAG_UB:
-      return kTagUb;
-    case MPI_HOST:
-      return MPI_PROC_NULL;
-    case MPI_IO:
-      return MPI_ANY_SOURCE;  // every rank can do I/O
-    case MPI_WTIME_IS_GLOBAL:
-      return 0;
-    case MPI_UNIVERSE_SIZE:
-      return context().size();
-    case MPI_LASTUSEDCODE:
-      return MPI_ERR_LASTCODE;
-    case MPI_APPNUM:
-      return 0;
-    default:
-      throw Error(MPI_ERR_KEYVAL, "keyval " + std::to_string(keyval) +
-                                      " is not a predefined attribute key (MPI_TAG_UB, MPI_HOST, "
-                                      "MPI_IO, MPI_WTIME_IS_GLOBAL, MPI_UNIVERSE_SIZE, "
-                                      "MPI_LASTUSEDCODE, MPI_APPNUM)");
-  }
-}
-
-void getAttr(MPI_Comm comm, int keyval, void* value, int* flag) {
-  capi::comm(comm);
-  requireArg(value, "attribute_val");
-  requireArg(flag, "flag");
-  // The values live as long as the process: the standard hands out a pointer to them.
-  static int values[7];
-  const int v = predefinedAttr(keyval);
-  int& slot = values[(keyval - MPI_TAG_UB) / 2];
-  slot = v;
-  *static_cast<void**>(value) = &slot;
-  *flag = 1;
-}
-
 }  // namespace
 
 void drainBufferedSends() {
@@ -741,16 +704,6 @@ int MPI_Buffer_detach(void* buffer_addr, int* size) {
     s.bsendSize = 0;
     s.bsendAttached = false;
   });
-}
-
-int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, int* flag) {
-  return call("MPI_Comm_get_attr", On::comm(comm),
-              [&] { capi::getAttr(comm, comm_keyval, attribute_val, flag); });
-}
-
-int MPI_Attr_get(MPI_Comm comm, int keyval, void* attribute_val, int* flag) {
-  return call("MPI_Attr_get", On::comm(comm),
-              [&] { capi::getAttr(comm, keyval, attribute_val, flag); });
 }
 
 }  // extern "C"

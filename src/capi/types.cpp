@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "capi/attr.hpp"
 #include "capi/state.hpp"
 
 namespace onesided::capi {
@@ -285,7 +286,15 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
     const auto& old = capi::datatype(oldtype);
     auto t = Datatype::dup(old);
     // MPI-3.1 §4.1.10: the name is not copied; the new type is committed if the old one was.
-    *out = capi::addType(std::move(t));
+    const MPI_Datatype nt = capi::addType(std::move(t));
+    // MPI-3.1 §6.7.4: the attributes' copy callbacks; when one fails, so does the call.
+    try {
+      capi::copyAttrs(capi::AttrKind::kType, oldtype, nt);
+    } catch (...) {
+      capi::derivedEntry(nt).reset();
+      throw;
+    }
+    *out = nt;
   });
 }
 
@@ -303,6 +312,9 @@ int MPI_Type_free(MPI_Datatype* datatype) {
     if (const Datatype* d = Datatype::predefined(*datatype); d != nullptr) {
       throw Error(MPI_ERR_TYPE, "cannot free predefined datatype " + d->name());
     }
+    capi::derivedEntry(*datatype);
+    // MPI-3.1 §6.7.4: the attributes' delete callbacks run first; one that fails fails the call.
+    capi::deleteAttrs(capi::AttrKind::kType, *datatype);
     // The handle goes; the type lives on in whatever still holds it (types built from it,
     // pending operations).
     capi::derivedEntry(*datatype).reset();

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "capi/attr.hpp"
 #include "capi/state.hpp"
 
 namespace onesided::capi {
@@ -154,6 +155,9 @@ int MPI_Win_detach(MPI_Win win, const void* base) {
 int MPI_Win_free(MPI_Win* win) {
   return call("MPI_Win_free", On::win(win != nullptr ? *win : MPI_WIN_NULL), [&] {
     capi::requireArg(win, "win");
+    capi::winEntry(*win);
+    // MPI-3.1 §6.7.3: the attributes' delete callbacks run first; one that fails fails the call.
+    capi::deleteAttrs(capi::AttrKind::kWin, *win);
     auto& e = capi::winEntry(*win);
     e.win->free();
     capi::state().wins[static_cast<std::size_t>(*win)].reset();
@@ -185,39 +189,6 @@ int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, i
     const auto& ot = capi::datatype(origin_datatype);
     const auto& tt = capi::datatype(target_datatype);
     w.get(origin_addr, origin_count, ot, target_rank, target_disp, target_count, tt);
-  });
-}
-
-int MPI_Win_get_attr(MPI_Win win, int win_keyval, void* attribute_val, int* flag) {
-  return call("MPI_Win_get_attr", On::win(win), [&] {
-    auto& e = capi::winEntry(win);
-    capi::requireArg(attribute_val, "attribute_val");
-    capi::requireArg(flag, "flag");
-    // MPI-3.1 §11.2.6: attribute_val receives a pointer to the value (the base itself for
-    // MPI_WIN_BASE).
-    void* value = nullptr;
-    switch (win_keyval) {
-      case MPI_WIN_BASE:
-        value = e.win->base();
-        break;
-      case MPI_WIN_SIZE:
-        value = &e.sizeAttr;
-        break;
-      case MPI_WIN_DISP_UNIT:
-        value = &e.dispUnitAttr;
-        break;
-      case MPI_WIN_CREATE_FLAVOR:
-        value = &e.flavorAttr;
-        break;
-      case MPI_WIN_MODEL:
-        value = &e.modelAttr;
-        break;
-      default:
-        throw onesided::Error(MPI_ERR_KEYVAL,
-                              "invalid window attribute keyval " + std::to_string(win_keyval));
-    }
-    std::memcpy(attribute_val, &value, sizeof value);
-    *flag = 1;
   });
 }
 
