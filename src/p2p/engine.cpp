@@ -130,10 +130,12 @@ Engine::Engine(Context& ctx) : ctx_(ctx), me_(ctx.rank()), size_(ctx.size()) {
                              ": expected a power of two");
   }
   // A message takes at most a quarter of the ring, so that a sender always finds room once the
-  // receiver has read and reported what came before (it reports every quarter ring).
+  // receiver has read and reported what came before (it reports every quarter ring). 8 KiB by
+  // default: ping-pong here (2026-12-07, docs/performance.md) took 2.4 us for 8 KiB and 3.1 us
+  // for 16 KiB by rendezvous, against 1.2-5.0 and 9.3 through the ring.
   const std::size_t eagerMax = settings_.ringBytes / 4 - kHeader;
   settings_.eagerBytes = detail::envSize(
-      "ONESIDED_P2P_EAGER", std::min<std::size_t>(std::size_t{16} << 10, eagerMax), 0, eagerMax);
+      "ONESIDED_P2P_EAGER", std::min<std::size_t>(std::size_t{8} << 10, eagerMax), 0, eagerMax);
   ringCells_ = settings_.ringBytes / kCell;
   ringMask_ = ringCells_ - 1;  // a power of two
   attachAllowed_ = detail::envSize("ONESIDED_P2P_ATTACH", 1, 0, 1) == 1;

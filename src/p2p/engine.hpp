@@ -4,7 +4,7 @@
 // Small messages are written by the sender into its ring in the receiver's region (wire.hpp)
 // and matched by the receiver, in the order they arrived, against its posted receives; a
 // message no receive wants yet is copied into the unexpected queue. A message larger than the
-// eager limit (ONESIDED_P2P_EAGER) sends only a ready-to-send record naming its data: the
+// eager limit (ONESIDED_P2P_EAGER, 8 KiB) sends only a ready-to-send record naming its data: the
 // receiver, once a receive matches it, reads the data straight into the receive buffer (a copy
 // between ranks of one process, cross-memory attach on one node, an RDMA read otherwise) and
 // answers kFin, which completes the send. The data moves once, and a sender that computes does
