@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpiexpect.h"
 #include "mpitest.h"
 
 #ifdef ONESIDED_MPI
@@ -34,63 +35,6 @@
 #else
 #define ONLY_WITH_INTEGER_HANDLES 0
 #endif
-
-static const char* class_name(int c) {
-  static const struct {
-    int cls;
-    const char* name;
-  } kNames[] = {
-      {MPI_SUCCESS, "MPI_SUCCESS"},
-      {MPI_ERR_BUFFER, "MPI_ERR_BUFFER"},
-      {MPI_ERR_COUNT, "MPI_ERR_COUNT"},
-      {MPI_ERR_TYPE, "MPI_ERR_TYPE"},
-      {MPI_ERR_TAG, "MPI_ERR_TAG"},
-      {MPI_ERR_COMM, "MPI_ERR_COMM"},
-      {MPI_ERR_RANK, "MPI_ERR_RANK"},
-      {MPI_ERR_REQUEST, "MPI_ERR_REQUEST"},
-      {MPI_ERR_ROOT, "MPI_ERR_ROOT"},
-      {MPI_ERR_ARG, "MPI_ERR_ARG"},
-      {MPI_ERR_UNKNOWN, "MPI_ERR_UNKNOWN"},
-      {MPI_ERR_TRUNCATE, "MPI_ERR_TRUNCATE"},
-      {MPI_ERR_OTHER, "MPI_ERR_OTHER"},
-      {MPI_ERR_INTERN, "MPI_ERR_INTERN"},
-      {MPI_ERR_IN_STATUS, "MPI_ERR_IN_STATUS"},
-  };
-  for (size_t i = 0; i < sizeof kNames / sizeof kNames[0]; ++i) {
-    if (kNames[i].cls == c) return kNames[i].name;
-  }
-  return "(unnamed class)";
-}
-
-static void expect(const char* what, int rc, int want) {
-  int cls = -1;
-  if (MPI_Error_class(rc, &cls) != MPI_SUCCESS) cls = -1;
-  char msg[MPI_MAX_ERROR_STRING] = "";
-  int len = 0;
-  if (rc != MPI_SUCCESS && MPI_Error_string(rc, msg, &len) != MPI_SUCCESS) {
-    snprintf(msg, sizeof msg, "(MPI_Error_string failed)");
-  }
-  if (cls == want) {
-    printf("rank %d: ok %s: %s (%s)\n", mt_rank, what, class_name(want), msg);
-  } else {
-    printf("rank %d: FAIL %s: expected %s, got %s (code %d, class %d: %s)\n", mt_rank, what,
-           class_name(want), class_name(cls), rc, cls, msg);
-    ++mt_failures;
-  }
-}
-
-static void expect_true(const char* what, int cond) {
-  if (cond) {
-    printf("rank %d: ok %s\n", mt_rank, what);
-  } else {
-    printf("rank %d: FAIL %s\n", mt_rank, what);
-    ++mt_failures;
-  }
-}
-
-static void skip(const char* what, const char* why) {
-  printf("rank %d: skip %s: %s\n", mt_rank, what, why);
-}
 
 int main(int argc, char** argv) {
   mt_init(&argc, &argv);
