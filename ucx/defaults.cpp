@@ -41,7 +41,7 @@ std::vector<Setting> chooseSettings(const std::vector<RdmaDevice>& devices,
   // POSIX segments are reached through /proc/<pid>/fd, and unpacking the key of a peer killed
   // meanwhile then crashes inside UCX (ucp_ep_rkey_unpack's cleanup, uct_posix_rkey_release on a
   // null segment), where a System V segment is still attachable and the job ends with the line
-  // naming the killed rank (tests/cluster, mpirun -np 4 rank 1 killed: 3 segfaults in 6 runs).
+  // naming the killed rank (tests/cluster's "mpirun -np 4: rank 1 killed" step).
   (void)unset;
   bool softActive = false;
   bool hardActive = false;

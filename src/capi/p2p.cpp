@@ -16,8 +16,6 @@ namespace {
 
 constexpr int kTagUb = INT_MAX;
 
-p2p::Engine& engine() { return context().messages(); }
-
 const Datatype& msgType(MPI_Datatype t) {
   const Datatype& d = datatype(t);
   if (!d.committed()) {
@@ -333,11 +331,7 @@ bool matchedProbe(int source, int tag, MPI_Comm comm, const Comm& c, MPI_Message
   }
   auto in = engine().takeMatching(c.p2pContext(), source, tag);
   if (!in) return false;
-  p2p::Status st;
-  st.source = in->source;
-  st.tag = in->tag;
-  st.bytes = in->bytes;
-  p2pStatus(status, st);
+  p2pStatus(status, in->envelope());
   auto& s = state();
   const MPI_Message h = s.nextMessage++;
   s.messages.emplace(h, MatchedMessage{std::move(in), comm});

@@ -146,8 +146,6 @@ bool isDone(const RequestEntry& e) {
 /// (a flush of their target, which needs no remote CPU), messages only once they are complete.
 bool ready(const RequestEntry& e) { return !e.isP2p() || isDone(e); }
 
-p2p::Engine& engine() { return context().messages(); }
-
 /// Completes request `*h` (which is live and active): waits for it, fills the status, and
 /// retires it (a persistent one becomes inactive). Returns a point-to-point error class (0 if
 /// none) and its text in `why`.

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The C API's live requests by handle. A message rate is bounded by what each request costs:
-// a hash map node and a search per MPI_Isend / MPI_Wait were a quarter of an 8-byte message's
-// time. Here a handle's slot is its low bits in a table of 2^k slots (no hashing, no node), and
-// handles still count up and are not reused until 2^31 of them have been made, so a completed
-// or freed handle is MPI_ERR_REQUEST, never another request. The table doubles when half full.
+// The C API's live requests by handle. A message rate is bounded by what each request costs,
+// so there is no hash map node or search per MPI_Isend / MPI_Wait: a handle's slot is its low bits
+// in a table of 2^k slots (no hashing, no node), and handles still count up and are not reused
+// until 2^31 of them have been made, so a completed or freed handle is MPI_ERR_REQUEST, never
+// another request. The table doubles when half full.
 #pragma once
 
 #include <mpi.h>
@@ -20,8 +20,7 @@ class RequestTable {
   RequestTable() : slots_(kInitial) {}
 
   /// A new handle whose entry (a default one) `init(entry)` fills in place: a request built
-  /// aside and moved in cost a store-forwarding stall per MPI_Isend (a 16-byte load of what two
-  /// 8-byte stores had just written), most of what adding a request took.
+  /// aside and moved in stalls on a 16-byte load of what two 8-byte stores had just written.
   template <class Init>
   MPI_Request add(Init&& init) {
     if ((live_ + 1) * 2 > slots_.size()) grow();

@@ -138,8 +138,7 @@ struct State {
   // have been made), so a completed or freed handle is MPI_ERR_REQUEST, never another request;
   // only live requests take memory.
   RequestTable<RequestEntry> requests;
-  // Engine requests of completed messages, kept for the next (an allocation per message was a
-  // sixth of an 8-byte message's time).
+  // Engine requests of completed messages, kept for the next: no allocation per message.
   std::vector<std::unique_ptr<p2p::Request>> spareRequests;
   // Messages MPI_Mprobe / MPI_Improbe took, by handle (from 2: MPI_MESSAGE_NULL and
   // MPI_MESSAGE_NO_PROC are 0 and 1); handles are not reused.
@@ -239,6 +238,8 @@ inline void requireInit() {
     throwNotActive();
 }
 Context& context();
+/// The process's point-to-point engine (src/p2p/).
+inline p2p::Engine& engine() { return context().messages(); }
 CommEntry& commEntry(MPI_Comm comm);
 Comm& comm(MPI_Comm comm);
 /// A group handle's group (MPI_GROUP_EMPTY included); MPI_ERR_GROUP naming the handle otherwise.

@@ -131,8 +131,8 @@ Engine::Engine(Context& ctx) : ctx_(ctx), me_(ctx.rank()), size_(ctx.size()) {
   }
   // A message takes at most a quarter of the ring, so that a sender always finds room once the
   // receiver has read and reported what came before (it reports every quarter ring). 8 KiB by
-  // default: ping-pong here (2026-12-07, docs/performance.md) took 2.4 us for 8 KiB and 3.1 us
-  // for 16 KiB by rendezvous, against 1.2-5.0 and 9.3 through the ring.
+  // default: from there a rendezvous (one copy) beats two copies through the ring
+  // (docs/performance.md, "The eager limit").
   const std::size_t eagerMax = settings_.ringBytes / 4 - kHeader;
   settings_.eagerBytes = detail::envSize(
       "ONESIDED_P2P_EAGER", std::min<std::size_t>(std::size_t{8} << 10, eagerMax), 0, eagerMax);
@@ -424,9 +424,9 @@ void Engine::send(Request& r, const void* buf, std::size_t count, const Datatype
   enqueue(p, std::move(o));
 }
 
-bool Engine::matches(const Request& r, const Incoming& in) noexcept {
-  return r.context == in.context && (r.source == kAnySource || r.source == in.source) &&
-         (r.tag == kAnyTag || r.tag == in.tag);
+bool Engine::matches(std::uint64_t context, int source, int tag, const Incoming& in) noexcept {
+  return context == in.context && (source == kAnySource || source == in.source) &&
+         (tag == kAnyTag || tag == in.tag);
 }
 
 void Engine::recv(Request& r, void* buf, std::size_t count, const Datatype& type,
@@ -440,7 +440,7 @@ void Engine::recv(Request& r, void* buf, std::size_t count, const Datatype& type
   r.context = context;
   r.source = source;
   r.tag = tag;
-  if (std::unique_ptr<Incoming> m = takeUnexpected(r); m != nullptr) {
+  if (std::unique_ptr<Incoming> m = takeUnexpected(r.context, r.source, r.tag); m != nullptr) {
     deliver(r, *m, nullptr);
     return;
   }
@@ -483,25 +483,20 @@ void Engine::recvMessage(Request& r, void* buf, std::size_t count, const Datatyp
 
 bool Engine::probe(std::uint64_t context, int source, int tag, Status& st) {
   poll();
-  Request want;
-  want.context = context;
-  want.source = source;
-  want.tag = tag;
-  for (const auto& m : unexpected_) {
-    if (matches(want, *m)) {
-      st = Status{};
-      st.source = m->source;
-      st.tag = m->tag;
-      st.bytes = m->bytes;
-      return true;
-    }
-  }
-  return false;
+  auto it = findUnexpected(context, source, tag);
+  if (it == unexpected_.end()) return false;
+  st = (*it)->envelope();
+  return true;
 }
 
-std::unique_ptr<Incoming> Engine::takeUnexpected(const Request& want) {
-  auto it = std::find_if(unexpected_.begin(), unexpected_.end(),
-                         [&](const auto& m) { return matches(want, *m); });
+std::deque<std::unique_ptr<Incoming>>::iterator Engine::findUnexpected(std::uint64_t context,
+                                                                       int source, int tag) {
+  return std::find_if(unexpected_.begin(), unexpected_.end(),
+                      [&](const auto& m) { return matches(context, source, tag, *m); });
+}
+
+std::unique_ptr<Incoming> Engine::takeUnexpected(std::uint64_t context, int source, int tag) {
+  auto it = findUnexpected(context, source, tag);
   if (it == unexpected_.end()) return nullptr;
   std::unique_ptr<Incoming> m = std::move(*it);
   unexpected_.erase(it);
@@ -510,16 +505,12 @@ std::unique_ptr<Incoming> Engine::takeUnexpected(const Request& want) {
 
 std::unique_ptr<Incoming> Engine::takeMatching(std::uint64_t context, int source, int tag) {
   poll();
-  Request want;
-  want.context = context;
-  want.source = source;
-  want.tag = tag;
-  return takeUnexpected(want);
+  return takeUnexpected(context, source, tag);
 }
 
 void Engine::arrive(Incoming& in, const std::byte* eagerData) {
   for (Request* r = postedHead_; r != nullptr; r = r->nextPosted) {
-    if (matches(*r, in)) {
+    if (matches(r->context, r->source, r->tag, in)) {
       unpost(*r);
       deliver(*r, in, eagerData);
       return;

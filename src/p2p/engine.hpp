@@ -65,6 +65,14 @@ struct Incoming {
   bool rts = false;   ///< the data is in the sender's memory: `data` holds the Rts record
   std::vector<std::byte> data;
   struct Request* selfSend = nullptr;  ///< a send from this rank still holding its data
+  /// What a probe reports of it (MPI_Iprobe, MPI_Improbe).
+  [[nodiscard]] Status envelope() const {
+    Status st;
+    st.source = source;
+    st.tag = tag;
+    st.bytes = bytes;
+    return st;
+  }
 };
 
 struct Request {
@@ -196,9 +204,12 @@ class Engine {
   void reply(const Incoming& in, wire::Kind kind);
   void completeSend(std::uint64_t sendId, bool cancelled);
   void sweepOrphans();
-  static bool matches(const Request& r, const Incoming& in) noexcept;
+  /// Whether a receive for (context, source, tag), wildcards allowed, takes `in`.
+  static bool matches(std::uint64_t context, int source, int tag, const Incoming& in) noexcept;
+  std::deque<std::unique_ptr<Incoming>>::iterator findUnexpected(std::uint64_t context, int source,
+                                                                 int tag);
   /// The first message of the unexpected queue `want` matches, taken out of it, or null.
-  std::unique_ptr<Incoming> takeUnexpected(const Request& want);
+  std::unique_ptr<Incoming> takeUnexpected(std::uint64_t context, int source, int tag);
   /// Whether this rank can read `p`'s memory with cross-memory attach (checked once).
   bool attaches(Peer& p);
 
