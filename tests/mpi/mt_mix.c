@@ -86,14 +86,17 @@ int main(int argc, char** argv) {
     MT_CHECK(MPI_Win_unlock_all(win));
     MT_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     MT_CHECK(MPI_Win_lock(MPI_LOCK_SHARED, mt_rank, 0, win));
-    /* Every rank adds kAdds over the ranks in turn: to this rank, kAdds / size each (kAdds is a
-     * multiple of the sizes tested) times the number of ranks. */
-    const int64_t want = (int64_t)(kAdds / mt_size) * mt_size + (kAdds % mt_size != 0 ? -1 : 0);
-    if (kAdds % mt_size == 0) {
-      MT_EXPECT(counters[0] == want && counters[1] == want,
-                "round %d: counters %lld %lld, expected %lld each", round, (long long)counters[0],
-                (long long)counters[1], (long long)want);
+    /* What every rank's two RMA threads added here: thread `id` of rank r adds to rank
+     * (r + k + id) % size for k below kAdds (rma()). */
+    int64_t want[2] = {0, 0};
+    for (int r = 0; r < mt_size; ++r) {
+      for (int id = 0; id < 2; ++id) {
+        for (int k = 0; k < kAdds; ++k) want[id] += (r + k + id) % mt_size == mt_rank;
+      }
     }
+    MT_EXPECT(counters[0] == want[0] && counters[1] == want[1],
+              "round %d: counters %lld %lld, expected %lld %lld", round, (long long)counters[0],
+              (long long)counters[1], (long long)want[0], (long long)want[1]);
     MT_CHECK(MPI_Win_unlock(mt_rank, win));
   }
   MT_CHECK(MPI_Win_free(&win));
