@@ -41,7 +41,7 @@ for_s='for [0-9]+\.[0-9] s'
 case "$case" in
   fence_barrier)
     hang 2 fence_barrier
-    expect_report 124 "onesided-run: warning: the job has run 3 s" \
+    expect_report 124 "onesided-run: warning: the job has run $((3 * scale)) s" \
       "onesided-run: rank 0: in MPI_Win_fence \(window [0-9]+\) $for_s, waiting for rank 1\$" \
       "onesided-run: rank 1: in MPI_Barrier \(communicator MPI_COMM_WORLD\) $for_s, waiting for rank 0\$"
     check "fence on rank 0, barrier on rank 1: the report names both" $?
