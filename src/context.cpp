@@ -523,6 +523,9 @@ void Context::backoff(unsigned spins, std::int64_t& since, unsigned& alone, Driv
   constexpr unsigned kSpin = 1U << 12;
   constexpr unsigned kYield = 1U << 14;
   if (!oversubscribed_ && spins < kSpin) return;
+  // What follows gives the core away: other threads' calls (a nonblocking collective's thread,
+  // say) run meanwhile instead of waiting for this thread's sleep to end.
+  const detail::CallLock::Released released(callLock_);
   if (oversubscribed_ && spins < kYield) {
     yieldShared(alone);
     return;

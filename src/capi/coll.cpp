@@ -1,7 +1,17 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The collective operations (MPI-3.1 chapter 5) over collectives/. Arguments that are not
-// significant on this rank (the receive type of a non-root, the send type with MPI_IN_PLACE)
-// are not looked at, as the standard allows any value there.
+// The collective operations (MPI-3.1 chapter 5) over collectives/, blocking and nonblocking.
+// Arguments that are not significant on this rank (the receive type of a non-root, the send type
+// with MPI_IN_PLACE) are not looked at, as the standard allows any value there.
+//
+// Each collective's binding is a `prepare` function shared by both forms: on the calling thread
+// it resolves the handles (their errors are the call's) and returns the job that runs the
+// algorithm, at once for the blocking form, on the communicator's queue for the I-form
+// (collectives/async.hpp). A job keeps the derived datatypes it uses alive: the program may free
+// their handles while the operation runs. The arrays of counts and displacements it only points
+// to, as the standard lets it (they must not change until the operation completes).
+#include <exception>
+#include <vector>
+
 #include "capi/state.hpp"
 #include "collectives/channel.hpp"
 #include "onesided/collectives.hpp"
@@ -9,30 +19,256 @@
 namespace onesided::capi {
 namespace {
 
-const Datatype* typeIf(bool significant, MPI_Datatype t) {
-  return significant ? &datatype(t) : nullptr;
+/// A datatype argument of a job: the type, and a reference holding a derived one alive.
+struct TypeArg {
+  const Datatype* ptr = nullptr;
+  std::shared_ptr<const Datatype> keep;
+};
+TypeArg typeArg(MPI_Datatype t) {
+  if (const Datatype* d = Datatype::predefined(t); d != nullptr) [[likely]]
+    return {d, nullptr};
+  const std::shared_ptr<Datatype>& d = derivedEntry(t);
+  return {d.get(), d};
 }
+TypeArg typeIf(bool significant, MPI_Datatype t) { return significant ? typeArg(t) : TypeArg{}; }
 
 bool isRoot(Comm& c, int root) { return c.rank() == root; }
 
+// The checks a nonblocking form makes when it starts (the algorithm makes the rest when it runs,
+// reported by the completion call); the blocking form makes them early too, harmlessly.
+void checkRoot(const Comm& c, int root) {
+  if (root < 0 || root >= c.size()) {
+    throw Error(MPI_ERR_ROOT, "root " + std::to_string(root) + " is not a rank of the " +
+                                  std::to_string(c.size()) + "-member communicator");
+  }
+}
+void checkCount(int count, const char* what) {
+  if (count < 0)
+    throw Error(MPI_ERR_COUNT, std::string(what) + " " + std::to_string(count) + " is negative");
+}
+
 /// MPI_Alltoallw's datatypes, one per member: MPI_ERR_ARG for a NULL array; MPI_DATATYPE_NULL
 /// stays null (the collective names it), any other bad handle is MPI_ERR_TYPE naming its entry.
-using TypeList = onesided::detail::SmallVec<const Datatype*, 16>;
+struct TypeList {
+  onesided::detail::SmallVec<const Datatype*, 16> ptrs;
+  std::vector<std::shared_ptr<const Datatype>> keep;  // the derived ones
+};
 TypeList typesOf(const Comm& c, const MPI_Datatype* types, const char* what) {
   if (types == nullptr) throw Error(MPI_ERR_ARG, std::string(what) + " is NULL");
   TypeList out;
   for (int r = 0; r < c.size(); ++r) {
     if (types[r] == MPI_DATATYPE_NULL) {
-      out.push_back(nullptr);
+      out.ptrs.push_back(nullptr);
       continue;
     }
     try {
-      out.push_back(&datatype(types[r]));
+      TypeArg t = typeArg(types[r]);
+      out.ptrs.push_back(t.ptr);
+      if (t.keep != nullptr) out.keep.push_back(std::move(t.keep));
     } catch (const Error& e) {
       throw Error(e.errorClass(), std::string(what) + "[" + std::to_string(r) + "]: " + e.what());
     }
   }
   return out;
+}
+
+/// The blocking form: the job runs now, counted as one call of the channel even when a check
+/// fails (its members stay in step).
+template <class Prepare>
+void blocking(MPI_Comm comm, Prepare&& prepare) {
+  Comm& c = collComm(comm);
+  const onesided::detail::Entry entry(c.channel());
+  prepare(c)();
+}
+
+/// The nonblocking form: the job goes to the communicator's queue, `*request` completes with it.
+/// An error the job meets is the completion call's, named after the operation.
+template <class Prepare>
+void nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, Prepare&& prepare) {
+  requireArg(request, "request");
+  Comm& c = capi::comm(comm);
+  auto job = prepare(c);
+  std::shared_ptr<coll::AsyncOp> op =
+      asyncQueue(comm).post([&c, name, job = std::move(job)]() mutable {
+        const onesided::detail::Entry entry(c.channel());
+        try {
+          job();
+        } catch (const Error& e) {
+          throw Error(e.errorClass(), std::string(name) + ": " + e.what());
+        }
+      });
+  *request = state().requests.add([&](RequestEntry& e) {
+    e.coll = std::move(op);
+    e.comm = comm;
+  });
+}
+
+// ---- each collective's prepare ----
+
+auto barrierJob() {
+  return [](Comm& c) { return [&c] { coll::barrier(c); }; };
+}
+
+auto bcastJob(void* buf, int count, MPI_Datatype type, int root) {
+  return [=](Comm& c) {
+    checkRoot(c, root);
+    checkCount(count, "count");
+    return [&c, buf, count, t = typeArg(type), root] { coll::bcast(c, buf, count, t.ptr, root); };
+  };
+}
+
+auto gatherJob(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
+               MPI_Datatype rtype, int root) {
+  return [=](Comm& c) {
+    checkRoot(c, root);
+    return [&c, sbuf, scount, st = typeIf(sbuf != MPI_IN_PLACE, stype), rbuf, rcount,
+            rt = typeIf(isRoot(c, root), rtype),
+            root] { coll::gather(c, sbuf, scount, st.ptr, rbuf, rcount, rt.ptr, root); };
+  };
+}
+
+auto gathervJob(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int* rcounts,
+                const int* displs, MPI_Datatype rtype, int root) {
+  return [=](Comm& c) {
+    checkRoot(c, root);
+    return [&c, sbuf, scount, st = typeIf(sbuf != MPI_IN_PLACE, stype), rbuf, rcounts, displs,
+            rt = typeIf(isRoot(c, root), rtype),
+            root] { coll::gatherv(c, sbuf, scount, st.ptr, rbuf, rcounts, displs, rt.ptr, root); };
+  };
+}
+
+auto scatterJob(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
+                MPI_Datatype rtype, int root) {
+  return [=](Comm& c) {
+    checkRoot(c, root);
+    return [&c, sbuf, scount, st = typeIf(isRoot(c, root), stype), rbuf, rcount,
+            rt = typeIf(rbuf != MPI_IN_PLACE, rtype),
+            root] { coll::scatter(c, sbuf, scount, st.ptr, rbuf, rcount, rt.ptr, root); };
+  };
+}
+
+auto scattervJob(const void* sbuf, const int* scounts, const int* displs, MPI_Datatype stype,
+                 void* rbuf, int rcount, MPI_Datatype rtype, int root) {
+  return [=](Comm& c) {
+    checkRoot(c, root);
+    return [&c, sbuf, scounts, displs, st = typeIf(isRoot(c, root), stype), rbuf, rcount,
+            rt = typeIf(rbuf != MPI_IN_PLACE, rtype),
+            root] { coll::scatterv(c, sbuf, scounts, displs, st.ptr, rbuf, rcount, rt.ptr, root); };
+  };
+}
+
+auto allgatherJob(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
+                  MPI_Datatype rtype) {
+  return [=](Comm& c) {
+    return
+        [&c, sbuf, scount, st = typeIf(sbuf != MPI_IN_PLACE, stype), rbuf, rcount,
+         rt = typeArg(rtype)] { coll::allgather(c, sbuf, scount, st.ptr, rbuf, rcount, rt.ptr); };
+  };
+}
+
+auto allgathervJob(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int* rcounts,
+                   const int* displs, MPI_Datatype rtype) {
+  return [=](Comm& c) {
+    return [&c, sbuf, scount, st = typeIf(sbuf != MPI_IN_PLACE, stype), rbuf, rcounts, displs,
+            rt = typeArg(rtype)] {
+      coll::allgatherv(c, sbuf, scount, st.ptr, rbuf, rcounts, displs, rt.ptr);
+    };
+  };
+}
+
+auto alltoallJob(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
+                 MPI_Datatype rtype) {
+  return [=](Comm& c) {
+    return [&c, sbuf, scount, st = typeIf(sbuf != MPI_IN_PLACE, stype), rbuf, rcount,
+            rt = typeArg(rtype)] { coll::alltoall(c, sbuf, scount, st.ptr, rbuf, rcount, rt.ptr); };
+  };
+}
+
+auto alltoallvJob(const void* sbuf, const int* scounts, const int* sdispls, MPI_Datatype stype,
+                  void* rbuf, const int* rcounts, const int* rdispls, MPI_Datatype rtype) {
+  return [=](Comm& c) {
+    return [&c, sbuf, scounts, sdispls, st = typeIf(sbuf != MPI_IN_PLACE, stype), rbuf, rcounts,
+            rdispls, rt = typeArg(rtype)] {
+      coll::alltoallv(c, sbuf, scounts, sdispls, st.ptr, rbuf, rcounts, rdispls, rt.ptr);
+    };
+  };
+}
+
+auto alltoallwJob(const void* sbuf, const int* scounts, const int* sdispls,
+                  const MPI_Datatype* stypes, void* rbuf, const int* rcounts, const int* rdispls,
+                  const MPI_Datatype* rtypes) {
+  return [=](Comm& c) {
+    TypeList rt = typesOf(c, rtypes, "recvtypes");
+    // In place, the send arguments are ignored.
+    TypeList st = sbuf == MPI_IN_PLACE ? TypeList{} : typesOf(c, stypes, "sendtypes");
+    return [&c, sbuf, scounts, sdispls, st = std::move(st), rbuf, rcounts, rdispls,
+            rt = std::move(rt)] {
+      if (sbuf == MPI_IN_PLACE) {
+        coll::alltoallw(c, sbuf, nullptr, nullptr, nullptr, rbuf, rcounts, rdispls, rt.ptrs.data());
+        return;
+      }
+      coll::alltoallw(c, sbuf, scounts, sdispls, st.ptrs.data(), rbuf, rcounts, rdispls,
+                      rt.ptrs.data());
+    };
+  };
+}
+
+/// The reductions' jobs share their arguments (`count` and `root` are checked where the
+/// operation has them); `Fn` calls the algorithm.
+template <class Fn>
+auto reductionJob(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+                  Fn fn) {
+  return [=](Comm& c) {
+    checkCount(count, "count");
+    checkRoot(c, root);
+    return [&c, sbuf, rbuf, t = typeArg(type), red = reduction(op, type), fn] {
+      fn(c, sbuf, rbuf, t.ptr, red);
+    };
+  };
+}
+using Red = coll::Reduction;
+
+auto reduceJob(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, int root) {
+  return reductionJob(
+      sbuf, rbuf, count, type, op, root,
+      [count, root](Comm& c, const void* s, void* r, const Datatype* t, const Red& red) {
+        coll::reduce(c, s, r, count, t, red, root);
+      });
+}
+
+auto allreduceJob(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op) {
+  return reductionJob(sbuf, rbuf, count, type, op, 0,
+                      [count](Comm& c, const void* s, void* r, const Datatype* t, const Red& red) {
+                        coll::allreduce(c, s, r, count, t, red);
+                      });
+}
+
+auto reduceScatterBlockJob(const void* sbuf, void* rbuf, int rcount, MPI_Datatype type, MPI_Op op) {
+  return reductionJob(sbuf, rbuf, rcount, type, op, 0,
+                      [rcount](Comm& c, const void* s, void* r, const Datatype* t, const Red& red) {
+                        coll::reduceScatterBlock(c, s, r, rcount, t, red);
+                      });
+}
+
+auto reduceScatterJob(const void* sbuf, void* rbuf, const int* rcounts, MPI_Datatype type,
+                      MPI_Op op) {
+  return reductionJob(sbuf, rbuf, 0, type, op, 0,
+                      [rcounts](Comm& c, const void* s, void* r, const Datatype* t,
+                                const Red& red) { coll::reduceScatter(c, s, r, rcounts, t, red); });
+}
+
+auto scanJob(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op) {
+  return reductionJob(sbuf, rbuf, count, type, op, 0,
+                      [count](Comm& c, const void* s, void* r, const Datatype* t, const Red& red) {
+                        coll::scan(c, s, r, count, t, red);
+                      });
+}
+
+auto exscanJob(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op) {
+  return reductionJob(sbuf, rbuf, count, type, op, 0,
+                      [count](Comm& c, const void* s, void* r, const Datatype* t, const Red& red) {
+                        coll::exscan(c, s, r, count, t, red);
+                      });
 }
 
 }  // namespace
@@ -45,22 +281,38 @@ namespace coll = onesided::coll;
 
 extern "C" {
 
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
+  return call("MPI_Ibarrier", On::comm(comm),
+              [&] { capi::nonblocking("MPI_Ibarrier", comm, request, capi::barrierJob()); });
+}
+
 int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
-  return call("MPI_Bcast", On::comm(comm), [&] {
-    auto& c = capi::comm(comm);
-    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
-    coll::bcast(c, buffer, count, &capi::datatype(datatype), root);
+  return call("MPI_Bcast", On::comm(comm),
+              [&] { capi::blocking(comm, capi::bcastJob(buffer, count, datatype, root)); });
+}
+
+int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+               MPI_Request* request) {
+  return call("MPI_Ibcast", On::comm(comm), [&] {
+    capi::nonblocking("MPI_Ibcast", comm, request, capi::bcastJob(buffer, count, datatype, root));
   });
 }
 
 int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   return call("MPI_Gather", On::comm(comm), [&] {
-    auto& c = capi::comm(comm);
-    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
-    const bool r = capi::isRoot(c, root);
-    coll::gather(c, sendbuf, sendcount, capi::typeIf(sendbuf != MPI_IN_PLACE, sendtype), recvbuf,
-                 recvcount, capi::typeIf(r, recvtype), root);
+    capi::blocking(
+        comm, capi::gatherJob(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root));
+  });
+}
+
+int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                MPI_Request* request) {
+  return call("MPI_Igather", On::comm(comm), [&] {
+    capi::nonblocking(
+        "MPI_Igather", comm, request,
+        capi::gatherJob(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root));
   });
 }
 
@@ -68,22 +320,36 @@ int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                 MPI_Comm comm) {
   return call("MPI_Gatherv", On::comm(comm), [&] {
-    auto& c = capi::comm(comm);
-    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
-    const bool r = capi::isRoot(c, root);
-    coll::gatherv(c, sendbuf, sendcount, capi::typeIf(sendbuf != MPI_IN_PLACE, sendtype), recvbuf,
-                  recvcounts, displs, capi::typeIf(r, recvtype), root);
+    capi::blocking(comm, capi::gathervJob(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                          recvtype, root));
+  });
+}
+
+int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                 MPI_Comm comm, MPI_Request* request) {
+  return call("MPI_Igatherv", On::comm(comm), [&] {
+    capi::nonblocking("MPI_Igatherv", comm, request,
+                      capi::gathervJob(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                       recvtype, root));
   });
 }
 
 int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   return call("MPI_Scatter", On::comm(comm), [&] {
-    auto& c = capi::comm(comm);
-    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
-    const bool r = capi::isRoot(c, root);
-    coll::scatter(c, sendbuf, sendcount, capi::typeIf(r, sendtype), recvbuf, recvcount,
-                  capi::typeIf(recvbuf != MPI_IN_PLACE, recvtype), root);
+    capi::blocking(
+        comm, capi::scatterJob(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root));
+  });
+}
+
+int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request* request) {
+  return call("MPI_Iscatter", On::comm(comm), [&] {
+    capi::nonblocking(
+        "MPI_Iscatter", comm, request,
+        capi::scatterJob(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root));
   });
 }
 
@@ -91,21 +357,35 @@ int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[]
                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                  int root, MPI_Comm comm) {
   return call("MPI_Scatterv", On::comm(comm), [&] {
-    auto& c = capi::comm(comm);
-    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
-    const bool r = capi::isRoot(c, root);
-    coll::scatterv(c, sendbuf, sendcounts, displs, capi::typeIf(r, sendtype), recvbuf, recvcount,
-                   capi::typeIf(recvbuf != MPI_IN_PLACE, recvtype), root);
+    capi::blocking(comm, capi::scattervJob(sendbuf, sendcounts, displs, sendtype, recvbuf,
+                                           recvcount, recvtype, root));
+  });
+}
+
+int MPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm, MPI_Request* request) {
+  return call("MPI_Iscatterv", On::comm(comm), [&] {
+    capi::nonblocking("MPI_Iscatterv", comm, request,
+                      capi::scattervJob(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                        recvtype, root));
   });
 }
 
 int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return call("MPI_Allgather", On::comm(comm), [&] {
-    auto& c = capi::comm(comm);
-    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
-    coll::allgather(c, sendbuf, sendcount, capi::typeIf(sendbuf != MPI_IN_PLACE, sendtype), recvbuf,
-                    recvcount, &capi::datatype(recvtype));
+    capi::blocking(comm,
+                   capi::allgatherJob(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
+  });
+}
+
+int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  return call("MPI_Iallgather", On::comm(comm), [&] {
+    capi::nonblocking(
+        "MPI_Iallgather", comm, request,
+        capi::allgatherJob(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
   });
 }
 
@@ -113,20 +393,35 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                    MPI_Comm comm) {
   return call("MPI_Allgatherv", On::comm(comm), [&] {
-    auto& c = capi::comm(comm);
-    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
-    coll::allgatherv(c, sendbuf, sendcount, capi::typeIf(sendbuf != MPI_IN_PLACE, sendtype),
-                     recvbuf, recvcounts, displs, &capi::datatype(recvtype));
+    capi::blocking(comm, capi::allgathervJob(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                             displs, recvtype));
+  });
+}
+
+int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm, MPI_Request* request) {
+  return call("MPI_Iallgatherv", On::comm(comm), [&] {
+    capi::nonblocking(
+        "MPI_Iallgatherv", comm, request,
+        capi::allgathervJob(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype));
   });
 }
 
 int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return call("MPI_Alltoall", On::comm(comm), [&] {
-    auto& c = capi::comm(comm);
-    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
-    coll::alltoall(c, sendbuf, sendcount, capi::typeIf(sendbuf != MPI_IN_PLACE, sendtype), recvbuf,
-                   recvcount, &capi::datatype(recvtype));
+    capi::blocking(comm,
+                   capi::alltoallJob(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
+  });
+}
+
+int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  return call("MPI_Ialltoall", On::comm(comm), [&] {
+    capi::nonblocking(
+        "MPI_Ialltoall", comm, request,
+        capi::alltoallJob(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
   });
 }
 
@@ -134,11 +429,19 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
                   MPI_Datatype recvtype, MPI_Comm comm) {
   return call("MPI_Alltoallv", On::comm(comm), [&] {
-    auto& c = capi::comm(comm);
-    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
-    coll::alltoallv(c, sendbuf, sendcounts, sdispls,
-                    capi::typeIf(sendbuf != MPI_IN_PLACE, sendtype), recvbuf, recvcounts, rdispls,
-                    &capi::datatype(recvtype));
+    capi::blocking(comm, capi::alltoallvJob(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                            recvcounts, rdispls, recvtype));
+  });
+}
+
+int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                   MPI_Request* request) {
+  return call("MPI_Ialltoallv", On::comm(comm), [&] {
+    capi::nonblocking("MPI_Ialltoallv", comm, request,
+                      capi::alltoallvJob(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                         recvcounts, rdispls, recvtype));
   });
 }
 
@@ -146,77 +449,109 @@ int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls
                   const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
   return call("MPI_Alltoallw", On::comm(comm), [&] {
-    auto& c = capi::comm(comm);
-    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
-    const capi::TypeList rt = capi::typesOf(c, recvtypes, "recvtypes");
-    if (sendbuf == MPI_IN_PLACE) {  // the send arguments are ignored
-      coll::alltoallw(c, sendbuf, nullptr, nullptr, nullptr, recvbuf, recvcounts, rdispls,
-                      rt.data());
-      return;
-    }
-    const capi::TypeList st = capi::typesOf(c, sendtypes, "sendtypes");
-    coll::alltoallw(c, sendbuf, sendcounts, sdispls, st.data(), recvbuf, recvcounts, rdispls,
-                    rt.data());
+    capi::blocking(comm, capi::alltoallwJob(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                            recvcounts, rdispls, recvtypes));
+  });
+}
+
+int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                   const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                   MPI_Request* request) {
+  return call("MPI_Ialltoallw", On::comm(comm), [&] {
+    capi::nonblocking("MPI_Ialltoallw", comm, request,
+                      capi::alltoallwJob(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                         recvcounts, rdispls, recvtypes));
   });
 }
 
 int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                int root, MPI_Comm comm) {
   return call("MPI_Reduce", On::comm(comm), [&] {
-    auto& c = capi::comm(comm);
-    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
-    coll::reduce(c, sendbuf, recvbuf, count, &capi::datatype(datatype),
-                 capi::reduction(op, datatype), root);
+    capi::blocking(comm, capi::reduceJob(sendbuf, recvbuf, count, datatype, op, root));
+  });
+}
+
+int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                int root, MPI_Comm comm, MPI_Request* request) {
+  return call("MPI_Ireduce", On::comm(comm), [&] {
+    capi::nonblocking("MPI_Ireduce", comm, request,
+                      capi::reduceJob(sendbuf, recvbuf, count, datatype, op, root));
   });
 }
 
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                   MPI_Comm comm) {
   return call("MPI_Allreduce", On::comm(comm), [&] {
-    auto& c = capi::comm(comm);
-    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
-    coll::allreduce(c, sendbuf, recvbuf, count, &capi::datatype(datatype),
-                    capi::reduction(op, datatype));
+    capi::blocking(comm, capi::allreduceJob(sendbuf, recvbuf, count, datatype, op));
+  });
+}
+
+int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm, MPI_Request* request) {
+  return call("MPI_Iallreduce", On::comm(comm), [&] {
+    capi::nonblocking("MPI_Iallreduce", comm, request,
+                      capi::allreduceJob(sendbuf, recvbuf, count, datatype, op));
   });
 }
 
 int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return call("MPI_Reduce_scatter_block", On::comm(comm), [&] {
-    auto& c = capi::comm(comm);
-    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
-    coll::reduceScatterBlock(c, sendbuf, recvbuf, recvcount, &capi::datatype(datatype),
-                             capi::reduction(op, datatype));
+    capi::blocking(comm, capi::reduceScatterBlockJob(sendbuf, recvbuf, recvcount, datatype, op));
+  });
+}
+
+int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                              MPI_Request* request) {
+  return call("MPI_Ireduce_scatter_block", On::comm(comm), [&] {
+    capi::nonblocking("MPI_Ireduce_scatter_block", comm, request,
+                      capi::reduceScatterBlockJob(sendbuf, recvbuf, recvcount, datatype, op));
   });
 }
 
 int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return call("MPI_Reduce_scatter", On::comm(comm), [&] {
-    auto& c = capi::comm(comm);
-    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
-    coll::reduceScatter(c, sendbuf, recvbuf, recvcounts, &capi::datatype(datatype),
-                        capi::reduction(op, datatype));
+    capi::blocking(comm, capi::reduceScatterJob(sendbuf, recvbuf, recvcounts, datatype, op));
+  });
+}
+
+int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  return call("MPI_Ireduce_scatter", On::comm(comm), [&] {
+    capi::nonblocking("MPI_Ireduce_scatter", comm, request,
+                      capi::reduceScatterJob(sendbuf, recvbuf, recvcounts, datatype, op));
   });
 }
 
 int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
              MPI_Comm comm) {
-  return call("MPI_Scan", On::comm(comm), [&] {
-    auto& c = capi::comm(comm);
-    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
-    coll::scan(c, sendbuf, recvbuf, count, &capi::datatype(datatype),
-               capi::reduction(op, datatype));
+  return call("MPI_Scan", On::comm(comm),
+              [&] { capi::blocking(comm, capi::scanJob(sendbuf, recvbuf, count, datatype, op)); });
+}
+
+int MPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+              MPI_Comm comm, MPI_Request* request) {
+  return call("MPI_Iscan", On::comm(comm), [&] {
+    capi::nonblocking("MPI_Iscan", comm, request,
+                      capi::scanJob(sendbuf, recvbuf, count, datatype, op));
   });
 }
 
 int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                MPI_Comm comm) {
   return call("MPI_Exscan", On::comm(comm), [&] {
-    auto& c = capi::comm(comm);
-    const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
-    coll::exscan(c, sendbuf, recvbuf, count, &capi::datatype(datatype),
-                 capi::reduction(op, datatype));
+    capi::blocking(comm, capi::exscanJob(sendbuf, recvbuf, count, datatype, op));
+  });
+}
+
+int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                MPI_Comm comm, MPI_Request* request) {
+  return call("MPI_Iexscan", On::comm(comm), [&] {
+    capi::nonblocking("MPI_Iexscan", comm, request,
+                      capi::exscanJob(sendbuf, recvbuf, count, datatype, op));
   });
 }
 

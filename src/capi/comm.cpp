@@ -50,6 +50,7 @@ extern "C" {
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   return call("MPI_Comm_dup", On::comm(comm), [&] {
+    capi::collComm(comm);  // its nonblocking collectives first
     auto& e = capi::commEntry(comm);
     const onesided::detail::Entry entry(e.comm->channel());  // counts the call if a check fails
     capi::requireArg(newcomm, "newcomm");
@@ -62,8 +63,40 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   });
 }
 
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
+  return call("MPI_Comm_idup", On::comm(comm), [&] {
+    auto& e = capi::commEntry(comm);
+    capi::requireArg(newcomm, "newcomm");
+    capi::requireArg(request, "request");
+    // The handle now, the communicator when the operation completes (MPI-3.1 §6.4.2).
+    auto& comms = capi::state().comms;
+    capi::CommEntry pending;
+    pending.errhandler = e.errhandler;
+    pending.pending = true;
+    comms.push_back(std::move(pending));
+    const auto made = static_cast<MPI_Comm>(comms.size() - 1);
+    onesided::Comm& parent = *e.comm;
+    std::shared_ptr<onesided::coll::AsyncOp> op =
+        capi::asyncQueue(comm).post([&parent, comm, made] {
+          const onesided::detail::Entry entry(parent.channel());
+          std::unique_ptr<onesided::Comm> dup = parent.dup();
+          capi::CommEntry& out = capi::state().comms[static_cast<std::size_t>(made)];
+          out.comm = dup.get();
+          out.owned = std::move(dup);
+          out.pending = false;
+          capi::copyAttrs(capi::AttrKind::kComm, comm, made);
+        });
+    *newcomm = made;
+    *request = capi::state().requests.add([&](capi::RequestEntry& r) {
+      r.coll = std::move(op);
+      r.comm = comm;
+    });
+  });
+}
+
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   return call("MPI_Comm_split", On::comm(comm), [&] {
+    capi::collComm(comm);  // its nonblocking collectives first
     auto& e = capi::commEntry(comm);
     const onesided::detail::Entry entry(e.comm->channel());  // counts the call if a check fails
     capi::requireArg(newcomm, "newcomm");
@@ -73,6 +106,7 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
   return call("MPI_Comm_split_type", On::comm(comm), [&] {
+    capi::collComm(comm);  // its nonblocking collectives first
     auto& e = capi::commEntry(comm);
     const onesided::detail::Entry entry(e.comm->channel());  // counts the call if a check fails
     if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED) {
@@ -91,6 +125,7 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, M
 
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   return call("MPI_Comm_create", On::comm(comm), [&] {
+    capi::collComm(comm);  // its nonblocking collectives first
     auto& e = capi::commEntry(comm);
     const onesided::detail::Entry entry(e.comm->channel());  // counts the call if a check fails
     const Group& g = capi::group(group);
@@ -102,7 +137,7 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
 int MPI_Comm_free(MPI_Comm* comm) {
   return call("MPI_Comm_free", On::comm(comm != nullptr ? *comm : MPI_COMM_NULL), [&] {
     capi::requireArg(comm, "comm");
-    capi::commEntry(*comm);
+    capi::collComm(*comm);  // MPI-3.1 §6.4.3: its pending operations complete first
     if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF) {
       throw onesided::Error(
           MPI_ERR_COMM, std::string(*comm == MPI_COMM_WORLD ? "MPI_COMM_WORLD" : "MPI_COMM_SELF") +
@@ -117,6 +152,7 @@ int MPI_Comm_free(MPI_Comm* comm) {
     for (auto& w : s.wins) {
       if (w && w->win && &w->win->comm() == e.comm) used = true;
     }
+    e.async.reset();
     e.comm->free(!used);
     if (used) s.retiredComms.push_back(std::move(e.owned));
     e.owned.reset();

@@ -29,8 +29,9 @@ void init(int required, int* provided) {
   Options o;
   o.threadSerialized = level >= MPI_THREAD_SERIALIZED;
   o.singleThreaded = level == MPI_THREAD_SINGLE;
-  if (level == MPI_THREAD_MULTIPLE) o.callLock = &s.callLock;
+  o.callLock = &s.callLock;  // its waits let go of it when it is held (nonblocking collectives)
   s.multiple = level == MPI_THREAD_MULTIPLE;
+  if (s.multiple) lockCalls();
   hang::install();  // before the rank connects: the launcher may ask from then on
   s.ctx = Context::fromEnvironment(o);
   log::setRank(s.ctx->rank());
@@ -89,6 +90,8 @@ int MPI_Finalize(void) {
     // reported once the rest is done.
     std::optional<onesided::Error> attrError = capi::finalizeAttrs();
     auto& s = capi::state();
+    // Nonblocking collectives the program did not wait for complete (every member started them).
+    for (auto& e : s.comms) e.async.reset();
     capi::drainBufferedSends();  // MPI-3.1 §3.6.1: buffered messages are delivered first
     // Windows the program did not free are released here without a collective.
     for (auto& w : s.wins) {
@@ -206,7 +209,7 @@ int MPI_Comm_size(MPI_Comm comm, int* size) {
 }
 
 int MPI_Barrier(MPI_Comm comm) {
-  return call("MPI_Barrier", On::comm(comm), [&] { capi::comm(comm).barrier(); });
+  return call("MPI_Barrier", On::comm(comm), [&] { capi::collComm(comm).barrier(); });
 }
 
 }  // extern "C"

@@ -648,6 +648,11 @@ int MPI_Cancel(MPI_Request* request) {
                             "request " + std::to_string(*request) + " is not a live request");
     }
     capi::RequestEntry& e = *found;
+    if (e.isColl()) {
+      throw onesided::Error(MPI_ERR_REQUEST,
+                            "request " + std::to_string(*request) +
+                                " is a nonblocking collective's, which cannot be cancelled");
+    }
     if (!e.isP2p()) {
       throw onesided::Error(MPI_ERR_REQUEST, "request " + std::to_string(*request) +
                                                  " is an RMA request, which cannot be cancelled");

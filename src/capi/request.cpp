@@ -7,7 +7,9 @@
 // operation when it is not yet complete (a flush of its one target, which never waits for the
 // target's CPU): these transports report completion only through a flush, so a Test that did
 // not flush could be polled forever.
+#include <exception>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "capi/state.hpp"
@@ -137,6 +139,7 @@ Window* windowOf(const RequestEntry& e) {
 /// Whether an active request is complete now (a point-to-point one as of the engine's last
 /// poll: callers poll first).
 bool isDone(const RequestEntry& e) {
+  if (e.isColl()) return e.coll->done();
   if (e.isP2p()) return e.procNull || e.msg == nullptr || e.msg->complete;
   const Window* w = windowOf(e);
   return w == nullptr || w->done(e.ticket);
@@ -144,7 +147,28 @@ bool isDone(const RequestEntry& e) {
 
 /// Whether a Test may complete the request without waiting for another rank: RMA requests can
 /// (a flush of their target, which needs no remote CPU), messages only once they are complete.
-bool ready(const RequestEntry& e) { return !e.isP2p() || isDone(e); }
+bool ready(const RequestEntry& e) { return (!e.isP2p() && !e.isColl()) || isDone(e); }
+
+/// A nonblocking collective's error, as a class and its text.
+int collError(const coll::AsyncOp& op, std::string* why) {
+  const std::exception_ptr ex = op.error();
+  if (ex == nullptr) return 0;
+  try {
+    std::rethrow_exception(ex);
+  } catch (const Error& e) {
+    if (why != nullptr) *why = e.what();
+    return e.errorClass();
+  } catch (const std::bad_alloc&) {
+    if (why != nullptr) *why = "out of memory";
+    return MPI_ERR_NO_MEM;
+  } catch (const std::exception& e) {
+    if (why != nullptr) *why = std::string("internal error: ") + e.what();
+    return MPI_ERR_INTERN;
+  } catch (...) {
+    if (why != nullptr) *why = "unknown internal error";
+    return MPI_ERR_INTERN;
+  }
+}
 
 /// Completes request `*h` (which is live and active): waits for it, fills the status, and
 /// retires it (a persistent one becomes inactive). Returns a point-to-point error class (0 if
@@ -154,7 +178,10 @@ int finish(MPI_Request* h, MPI_Status* st, std::string* why = nullptr) {
   // threads' calls run, and a request they add may move the table's entries.
   {
     const RequestEntry& e = state().requests.at(*h);
-    if (e.isP2p()) {
+    if (e.isColl()) {
+      const std::shared_ptr<coll::AsyncOp> op = e.coll;  // `e` may move while this waits
+      op->wait(&state().callLock);
+    } else if (e.isP2p()) {
       if (p2p::Request* m = e.procNull ? nullptr : e.msg.get(); m != nullptr) engine().wait(*m);
     } else if (Window* w = windowOf(e); w != nullptr) {
       const Window::Ticket t = e.ticket;
@@ -163,7 +190,10 @@ int finish(MPI_Request* h, MPI_Status* st, std::string* why = nullptr) {
   }
   RequestEntry& e = state().requests.at(*h);
   int err = 0;
-  if (!e.isP2p()) {
+  if (e.isColl()) {
+    emptyStatus(st);
+    err = collError(*e.coll, why);
+  } else if (!e.isP2p()) {
     emptyStatus(st);
   } else if (e.procNull) {
     procNullStatus(st);
@@ -193,7 +223,7 @@ On onOf(const MPI_Request* h) noexcept {
   if (h == nullptr || !state().initialized) return On::none();
   const RequestEntry* e = state().requests.find(*h);
   if (e == nullptr) return On::none();
-  if (e->isP2p()) return On::comm(e->comm);
+  if (e->isP2p() || e->isColl()) return On::comm(e->comm);
   return On::win(e->win);
 }
 
@@ -251,14 +281,28 @@ void finishAll(int count, MPI_Request reqs[], MPI_Status statuses[]) {
   errors.raise();
 }
 
-/// Polls the engine once (messages that arrived complete receives), if it may matter.
+/// Gives a nonblocking collective's thread a turn: a program that polls MPI_Test in a loop
+/// would otherwise take the call lock back before that thread wakes to take it.
+void letCollectivesRun() {
+  const onesided::detail::CallLock::Released released(&state().callLock);
+  std::this_thread::yield();
+}
+
+/// Polls the engine once (messages that arrived complete receives), if it may matter; lets
+/// unfinished nonblocking collectives run.
 void pollMessages(int count, const MPI_Request reqs[]) {
-  for (int i = 0; i < count; ++i) {
+  bool polled = false;
+  bool yielded = false;
+  for (int i = 0; i < count && !(polled && yielded); ++i) {
     if (reqs[i] == MPI_REQUEST_NULL) continue;
     const RequestEntry& e = state().requests.at(reqs[i]);
-    if (e.active && e.msg != nullptr && !e.msg->complete) {
+    if (!polled && e.active && e.msg != nullptr && !e.msg->complete) {
       engine().poll();
-      return;
+      polled = true;
+    }
+    if (!yielded && e.active && e.isColl() && !e.coll->done()) {
+      letCollectivesRun();  // (the table may move meanwhile: `e` is not used after)
+      yielded = true;
     }
   }
 }
@@ -284,7 +328,7 @@ std::vector<int> waitSome(int count, const MPI_Request reqs[]) {
   for (int i = 0; i < count; ++i) {
     if (reqs[i] == MPI_REQUEST_NULL) continue;
     const RequestEntry& e = state().requests.at(reqs[i]);
-    if (e.active && !e.isP2p()) return {i};
+    if (e.active && !e.isP2p() && !e.isColl()) return {i};
   }
   context().waitUntil([&] {
     engine().poll();
@@ -432,6 +476,14 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
         return;
       }
     }
+    if (capi::activeEntry(e) && e->isColl() && !e->coll->done()) {
+      capi::letCollectivesRun();
+      e = capi::lookup(*request);  // the table may have moved
+      if (!e->coll->done()) {
+        *flag = 0;
+        return;
+      }
+    }
     *flag = 1;
     capi::finishOrEmpty(request, status);
   });
@@ -507,6 +559,10 @@ int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
       return;
     }
     if (e->msg != nullptr && !e->msg->complete) capi::engine().poll();
+    if (e->isColl() && !e->coll->done()) {
+      capi::letCollectivesRun();
+      e = capi::lookup(request);
+    }
     if (!capi::isDone(*e)) {
       *flag = 0;
       return;
@@ -519,6 +575,9 @@ int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
     } else {
       capi::emptyStatus(status);
     }
+    // A failed collective's error is reported here too (the request stays to be completed).
+    std::string why;
+    if (e->isColl()) capi::throwIf(capi::collError(*e->coll, &why), why);
   });
 }
 
@@ -528,6 +587,12 @@ int MPI_Request_free(MPI_Request* request) {
     capi::requireArg(request, "request");
     capi::RequestEntry* e = capi::lookup(*request);
     if (e == nullptr) throw onesided::Error(MPI_ERR_REQUEST, "request is MPI_REQUEST_NULL");
+    if (e->isColl()) {
+      throw onesided::Error(MPI_ERR_REQUEST,
+                            "request " + std::to_string(*request) +
+                                " is a nonblocking collective's, which cannot be freed (MPI-3.1 "
+                                "§5.12): complete it with MPI_Wait or MPI_Test");
+    }
     // RMA: completes at the window's next flush / unlock as any other (MPI-3.1 §3.7.3). A
     // message still under way goes on; the engine keeps its request until it completes.
     if (e->msg != nullptr && !e->msg->complete) capi::engine().orphan(std::move(e->msg));

@@ -24,6 +24,10 @@ CommEntry& commEntry(MPI_Comm comm) {
   }
   auto& e = comms[static_cast<std::size_t>(comm)];
   if (e.comm == nullptr) {
+    if (e.pending) {
+      throw Error(MPI_ERR_COMM, "communicator handle " + std::to_string(comm) +
+                                    " is MPI_Comm_idup's, whose request is not complete yet");
+    }
     throw Error(MPI_ERR_COMM, "communicator handle " + std::to_string(comm) + " was freed");
   }
   return e;
@@ -42,6 +46,35 @@ Group& group(MPI_Group group) {
 }
 
 Comm& comm(MPI_Comm c) { return *commEntry(c).comm; }
+
+Comm& collComm(MPI_Comm c) {
+  CommEntry& e = commEntry(c);
+  if (e.async != nullptr && !e.async->idle()) [[unlikely]] {
+    Comm& out = *e.comm;
+    e.async->drain();  // lets other threads in: `e` may move meanwhile
+    return out;
+  }
+  return *e.comm;
+}
+
+void lockCalls() {
+  State& s = state();
+  if (s.lockCalls) return;
+  // Every later call takes the lock; the calls under way (this one, and any it is nested in)
+  // hold it until they return.
+  s.lockCalls = true;
+  for (int i = 0; i < s.unlockedCalls; ++i) s.callLock.lock();
+}
+
+coll::AsyncQueue& asyncQueue(MPI_Comm c) {
+  CommEntry& e = commEntry(c);
+  if (e.async == nullptr) {
+    State& s = state();
+    lockCalls();  // from now on two threads enter the runtime
+    e.async = std::make_unique<coll::AsyncQueue>(s.callLock);
+  }
+  return *e.async;
+}
 
 void throwBadWin(MPI_Win win) {
   requireInit();

@@ -16,6 +16,7 @@
 
 #include "call_lock.hpp"
 #include "capi/request_table.hpp"
+#include "collectives/async.hpp"
 #include "hang.hpp"
 #include "onesided/collectives.hpp"
 #include "onesided/comm.hpp"
@@ -33,6 +34,12 @@ struct CommEntry {
   Comm* comm = nullptr;
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
   std::unique_ptr<Comm> owned;  // communicators made by dup / split / create
+  // Its nonblocking collectives' queue (collectives/async.hpp), made by the first; goes before
+  // the communicator it uses.
+  std::unique_ptr<coll::AsyncQueue> async;
+  // MPI_Comm_idup's result until the operation completes: the handle exists, the communicator
+  // not yet (MPI_ERR_COMM saying so).
+  bool pending = false;
 };
 
 struct WinEntry {
@@ -89,8 +96,10 @@ struct RequestEntry {
   MPI_Comm comm = 0;      // point-to-point: its communicator (MPI_COMM_NULL is 0)
   bool procNull = false;  // point-to-point with MPI_PROC_NULL: complete, with its empty status
   std::unique_ptr<PersistentArgs> persistent;  // MPI_*_init's arguments
-  bool active = true;  // a persistent request: started and not yet completed
+  bool active = true;                   // a persistent request: started and not yet completed
+  std::shared_ptr<coll::AsyncOp> coll;  // a nonblocking collective (on `comm`)
   [[nodiscard]] bool isP2p() const noexcept { return msg != nullptr || procNull || persistent; }
+  [[nodiscard]] bool isColl() const noexcept { return coll != nullptr; }
 };
 
 /// A message MPI_Bsend copied out of the program's buffer, charged against the attached buffer.
@@ -107,8 +116,14 @@ struct UserOpEntry {
 };
 
 struct State {
-  /// MPI_THREAD_MULTIPLE was provided: every call takes callLock (Locked).
+  /// MPI_THREAD_MULTIPLE was provided.
   bool multiple = false;
+  /// Every call takes callLock (Locked): under MPI_THREAD_MULTIPLE, and from the first
+  /// nonblocking collective on (its thread enters the runtime too).
+  bool lockCalls = false;
+  /// Calls under way that took no lock (lockCalls was off), nested ones included: the first
+  /// nonblocking collective takes the lock once for each, and each lets go of it as it returns.
+  int unlockedCalls = 0;
   detail::CallLock callLock;
   std::thread::id mainThread;  // the thread that called MPI_Init (MPI_Is_thread_main)
   bool initialized = false;
@@ -181,16 +196,24 @@ struct On {
 /// (MPI_COMM_WORLD's when `on` is not a valid object), and returns the error code.
 int raise(On on, int errorClass, const std::string& message) noexcept;
 
-/// An MPI call's hold on the call lock, under MPI_THREAD_MULTIPLE only.
+/// An MPI call's hold on the call lock, when calls take it (State::lockCalls).
 class Locked {
  public:
-  Locked() noexcept : on_(state().multiple) {
-    if (on_) [[unlikely]]
+  Locked() noexcept : on_(state().lockCalls) {
+    if (on_) [[unlikely]] {
       state().callLock.lock();
+    } else {
+      ++state().unlockedCalls;
+    }
   }
   ~Locked() {
-    if (on_) [[unlikely]]
-      state().callLock.unlock();
+    State& s = state();
+    if (!on_) [[likely]] {
+      --s.unlockedCalls;
+      if (!s.lockCalls) [[likely]]
+        return;  // (the lock turned on during this call took it for this call too)
+    }
+    s.callLock.unlock();
   }
   Locked(const Locked&) = delete;
   Locked& operator=(const Locked&) = delete;
@@ -242,6 +265,13 @@ Context& context();
 inline p2p::Engine& engine() { return context().messages(); }
 CommEntry& commEntry(MPI_Comm comm);
 Comm& comm(MPI_Comm comm);
+/// comm() for a call that uses the communicator's collective channel (a blocking collective, a
+/// constructor, MPI_Comm_free): waits first for the nonblocking collectives started on it.
+Comm& collComm(MPI_Comm comm);
+/// Makes every call take the call lock from now on (State::lockCalls).
+void lockCalls();
+/// The communicator's nonblocking-collective queue, made (with its thread) on first use.
+coll::AsyncQueue& asyncQueue(MPI_Comm comm);
 /// A group handle's group (MPI_GROUP_EMPTY included); MPI_ERR_GROUP naming the handle otherwise.
 Group& group(MPI_Group group);
 /// A new group handle for `g` (handles are never reused).
