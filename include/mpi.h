@@ -188,6 +188,8 @@ typedef struct MPI_Status {
 
 /* Special values. */
 #define MPI_PROC_NULL (-2)
+/* The root's own argument in a rooted collective on an intercommunicator (MPI-3.1 §5.2.2). */
+#define MPI_ROOT (-4)
 #define MPI_ANY_SOURCE (-1)
 #define MPI_ANY_TAG (-1)
 #define MPI_UNDEFINED (-32766)
@@ -488,6 +490,17 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm);
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm);
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm);
 int MPI_Comm_free(MPI_Comm* comm);
+/* Intercommunicators (MPI-3.1 §6.6). Point-to-point on them names ranks of the remote group;
+ * their collectives are barrier, bcast, gather(v), scatter(v), allgather(v), alltoall(v), reduce
+ * and allreduce (blocking and nonblocking), rooted ones with MPI_ROOT / MPI_PROC_NULL in the
+ * root's group. Reduce_scatter(_block) and alltoallw on them are MPI_ERR_COMM (not supported),
+ * as are windows, topologies, MPI_Comm_create and MPI_Comm_split_type. */
+int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                         int remote_leader, int tag, MPI_Comm* newintercomm);
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm);
+int MPI_Comm_test_inter(MPI_Comm comm, int* flag);
+int MPI_Comm_remote_size(MPI_Comm comm, int* size);
+int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group);
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result);
 int MPI_Comm_group(MPI_Comm comm, MPI_Group* group);
 int MPI_Group_size(MPI_Group group, int* size);

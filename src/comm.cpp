@@ -62,12 +62,9 @@ std::unique_ptr<Comm> Comm::derive(const std::vector<int>& members) {
   const std::uint64_t n = ++derived_;
   if (!members.empty()) {
     child = std::make_unique<Comm>(ctx_, members);
-    // splitmix64 of (parent, n): siblings of one derivation share a context, but have no
-    // member in common, so their messages cannot meet.
-    std::uint64_t z = p2pContext_ * 0x9E3779B97F4A7C15ULL + n;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    child->p2pContext_ = (z ^ (z >> 31)) | 4;  // never 1 or 2 (world, self)
+    // Siblings of one derivation share a context, but have no member in common, so their
+    // messages cannot meet.
+    child->p2pContext_ = mixContext(p2pContext_, n);
   }
   const std::vector<std::byte> info = child ? child->localInfo() : std::vector<std::byte>{};
   auto all = allgather(info);
@@ -88,6 +85,28 @@ std::unique_ptr<Comm> Comm::derive(const std::vector<int>& members) {
 }
 
 std::unique_ptr<Comm> Comm::dup() { return derive(ranks_); }
+
+std::uint64_t mixContext(std::uint64_t a, std::uint64_t b) noexcept {
+  std::uint64_t z = a * 0x9E3779B97F4A7C15ULL + b;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return (z ^ (z >> 31)) | 4;  // never 1 or 2 (world, self)
+}
+
+std::uint64_t Comm::deriveContext() { return mixContext(p2pContext_, ++derived_); }
+
+std::unique_ptr<Comm> Comm::assemble(Context& ctx, std::vector<int> worldRanks,
+                                     std::uint64_t p2pContext, const Exchange& exchange) {
+  auto c = std::make_unique<Comm>(ctx, std::move(worldRanks));
+  c->p2pContext_ = p2pContext;
+  auto infos = exchange(c->localInfo());
+  if (infos.size() != c->ranks_.size()) {
+    throw Error(kErrIntern, "assembling a communicator of " + std::to_string(c->ranks_.size()) +
+                                " members from " + std::to_string(infos.size()) + " infos");
+  }
+  c->connect(infos);
+  return c;
+}
 
 std::unique_ptr<Comm> Comm::split(int color, int key) {
   detail::Collective guard(*channel_);

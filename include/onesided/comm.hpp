@@ -13,6 +13,10 @@
 namespace onesided {
 
 class Context;
+
+/// splitmix64 of (a, b): how a derived communicator's context is made from its parent's and a
+/// count, so that different derivations get different contexts.
+std::uint64_t mixContext(std::uint64_t a, std::uint64_t b) noexcept;
 namespace detail {
 class SyncRegion;
 class Channel;
@@ -60,6 +64,20 @@ class Comm {
   /// MPI_Comm_create: the members of `g` (a subgroup of this communicator, the same on every
   /// rank), nullptr on ranks outside it. Collective over this communicator.
   std::unique_ptr<Comm> create(const Group& g);
+  /// A context for a communicator made from this one by other means than dup / split / create
+  /// (an intercommunicator, say): the next derivation's, so every member must ask at the same
+  /// point of its calls on this communicator.
+  std::uint64_t deriveContext();
+  /// Every member's info blob, in member order, for assemble(); moved as the caller likes.
+  using Exchange =
+      std::function<std::vector<std::vector<std::byte>>(std::span<const std::byte> mine)>;
+  /// A communicator of `worldRanks` (in that order; this rank among them) with point-to-point
+  /// context `p2pContext`, made without a parent communicator that holds every member
+  /// (MPI_Intercomm_merge, MPI_Comm_create_group): `exchange` moves the members' info blobs.
+  /// Collective over the members.
+  static std::unique_ptr<Comm> assemble(Context& ctx, std::vector<int> worldRanks,
+                                        std::uint64_t p2pContext, const Exchange& exchange);
+
   /// MPI_Comm_free's collective part: completes this rank's writes into the others' regions and
   /// synchronises, so the regions can go away. The object is destroyed afterwards. `reuse`:
   /// nothing uses the communicator after this (no window over it), so its collective scratch

@@ -72,13 +72,51 @@ TypeList typesOf(const Comm& c, const MPI_Datatype* types, const char* what) {
   return out;
 }
 
+/// What a collective runs on: an intracommunicator, or an intercommunicator (`ic` set; `c` is
+/// then its local group).
+struct Target {
+  Comm* c = nullptr;
+  coll::Inter* ic = nullptr;
+};
+
+/// A rooted collective's root: a rank of the communicator; on an intercommunicator MPI_ROOT,
+/// MPI_PROC_NULL or a rank of the remote group.
+void checkRootOf(Target on, int root) {
+  if (on.ic == nullptr) {
+    checkRoot(*on.c, root);
+    return;
+  }
+  if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < on.ic->remoteSize())) {
+    return;
+  }
+  throw Error(MPI_ERR_ROOT, "root " + std::to_string(root) +
+                                " is neither MPI_ROOT, MPI_PROC_NULL nor a rank of the remote group"
+                                " (of " +
+                                std::to_string(on.ic->remoteSize()) + ")");
+}
+/// Whether this rank is the root (intra), or holds the root's side (inter: MPI_ROOT).
+bool atRoot(Target on, int root) {
+  return on.ic != nullptr ? root == MPI_ROOT : isRoot(*on.c, root);
+}
+/// Whether this rank sends to the root (inter: a member of the other group).
+bool toRoot(Target on, int root, const void* sbuf) {
+  return on.ic != nullptr ? root >= 0 : sbuf != MPI_IN_PLACE;
+}
+[[noreturn]] void throwNotOnInter(const char* what, bool defined) {
+  throw Error(
+      MPI_ERR_COMM,
+      std::string(what) + (defined ? " is not supported by onesided on intercommunicators"
+                                   : " is not defined on intercommunicators (MPI-3.1 §5.2.2)"));
+}
+
 /// The blocking form: the job runs now, counted as one call of the channel even when a check
 /// fails (its members stay in step).
 template <class Prepare>
 void blocking(MPI_Comm comm, Prepare&& prepare) {
   Comm& c = collComm(comm);
+  coll::Inter* ic = interOf(comm);
   const onesided::detail::Entry entry(c.channel());
-  prepare(c)();
+  prepare(Target{&c, ic})();
 }
 
 /// The nonblocking form: the job goes to the communicator's queue, `*request` completes with it.
@@ -87,7 +125,7 @@ template <class Prepare>
 void nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, Prepare&& prepare) {
   requireArg(request, "request");
   Comm& c = capi::comm(comm);
-  auto job = prepare(c);
+  auto job = prepare(Target{&c, interOf(comm)});
   std::shared_ptr<coll::AsyncOp> op =
       asyncQueue(comm).post([&c, name, job = std::move(job)]() mutable {
         const onesided::detail::Entry entry(c.channel());
@@ -106,90 +144,139 @@ void nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, Prepare&
 // ---- each collective's prepare ----
 
 auto barrierJob() {
-  return [](Comm& c) { return [&c] { coll::barrier(c); }; };
-}
-
-auto bcastJob(void* buf, int count, MPI_Datatype type, int root) {
-  return [=](Comm& c) {
-    checkRoot(c, root);
-    checkCount(count, "count");
-    return [&c, buf, count, t = typeArg(type), root] { coll::bcast(c, buf, count, t.ptr, root); };
+  return [](Target on) {
+    return [on] { on.ic != nullptr ? coll::interBarrier(*on.ic) : coll::barrier(*on.c); };
   };
 }
 
-auto gatherJob(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
-               MPI_Datatype rtype, int root) {
-  return [=](Comm& c) {
-    checkRoot(c, root);
-    return [&c, sbuf, scount, st = typeIf(sbuf != MPI_IN_PLACE, stype), rbuf, rcount,
-            rt = typeIf(isRoot(c, root), rtype),
-            root] { coll::gather(c, sbuf, scount, st.ptr, rbuf, rcount, rt.ptr, root); };
+auto bcastJob(void* buf, int count, MPI_Datatype type, int root) {
+  return [=](Target on) {
+    checkRootOf(on, root);
+    const bool idle = on.ic != nullptr && root == MPI_PROC_NULL;
+    if (!idle) checkCount(count, "count");
+    return [on, buf, count, t = typeIf(!idle, type), root] {
+      if (on.ic != nullptr) {
+        coll::interBcast(*on.ic, buf, count, t.ptr, root);
+      } else {
+        coll::bcast(*on.c, buf, count, t.ptr, root);
+      }
+    };
   };
 }
 
 auto gathervJob(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int* rcounts,
                 const int* displs, MPI_Datatype rtype, int root) {
-  return [=](Comm& c) {
-    checkRoot(c, root);
-    return [&c, sbuf, scount, st = typeIf(sbuf != MPI_IN_PLACE, stype), rbuf, rcounts, displs,
-            rt = typeIf(isRoot(c, root), rtype),
-            root] { coll::gatherv(c, sbuf, scount, st.ptr, rbuf, rcounts, displs, rt.ptr, root); };
+  return [=](Target on) {
+    checkRootOf(on, root);
+    return [on, sbuf, scount, st = typeIf(toRoot(on, root, sbuf), stype), rbuf, rcounts, displs,
+            rt = typeIf(atRoot(on, root), rtype), root] {
+      if (on.ic != nullptr) {
+        coll::interGatherv(*on.ic, sbuf, scount, st.ptr, rbuf, rcounts, displs, rt.ptr, root);
+      } else {
+        coll::gatherv(*on.c, sbuf, scount, st.ptr, rbuf, rcounts, displs, rt.ptr, root);
+      }
+    };
+  };
+}
+
+auto gatherJob(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
+               MPI_Datatype rtype, int root) {
+  return [=](Target on) {
+    checkRootOf(on, root);
+    return [on, sbuf, scount, st = typeIf(toRoot(on, root, sbuf), stype), rbuf, rcount,
+            rt = typeIf(atRoot(on, root), rtype), root] {
+      if (on.ic != nullptr) {
+        coll::interGather(*on.ic, sbuf, scount, st.ptr, rbuf, rcount, rt.ptr, root);
+      } else {
+        coll::gather(*on.c, sbuf, scount, st.ptr, rbuf, rcount, rt.ptr, root);
+      }
+    };
   };
 }
 
 auto scatterJob(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
                 MPI_Datatype rtype, int root) {
-  return [=](Comm& c) {
-    checkRoot(c, root);
-    return [&c, sbuf, scount, st = typeIf(isRoot(c, root), stype), rbuf, rcount,
-            rt = typeIf(rbuf != MPI_IN_PLACE, rtype),
-            root] { coll::scatter(c, sbuf, scount, st.ptr, rbuf, rcount, rt.ptr, root); };
+  return [=](Target on) {
+    checkRootOf(on, root);
+    return [on, sbuf, scount, st = typeIf(atRoot(on, root), stype), rbuf, rcount,
+            rt = typeIf(toRoot(on, root, rbuf), rtype), root] {
+      if (on.ic != nullptr) {
+        coll::interScatter(*on.ic, sbuf, scount, st.ptr, rbuf, rcount, rt.ptr, root);
+      } else {
+        coll::scatter(*on.c, sbuf, scount, st.ptr, rbuf, rcount, rt.ptr, root);
+      }
+    };
   };
 }
 
 auto scattervJob(const void* sbuf, const int* scounts, const int* displs, MPI_Datatype stype,
                  void* rbuf, int rcount, MPI_Datatype rtype, int root) {
-  return [=](Comm& c) {
-    checkRoot(c, root);
-    return [&c, sbuf, scounts, displs, st = typeIf(isRoot(c, root), stype), rbuf, rcount,
-            rt = typeIf(rbuf != MPI_IN_PLACE, rtype),
-            root] { coll::scatterv(c, sbuf, scounts, displs, st.ptr, rbuf, rcount, rt.ptr, root); };
+  return [=](Target on) {
+    checkRootOf(on, root);
+    return [on, sbuf, scounts, displs, st = typeIf(atRoot(on, root), stype), rbuf, rcount,
+            rt = typeIf(toRoot(on, root, rbuf), rtype), root] {
+      if (on.ic != nullptr) {
+        coll::interScatterv(*on.ic, sbuf, scounts, displs, st.ptr, rbuf, rcount, rt.ptr, root);
+      } else {
+        coll::scatterv(*on.c, sbuf, scounts, displs, st.ptr, rbuf, rcount, rt.ptr, root);
+      }
+    };
   };
 }
 
 auto allgatherJob(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
                   MPI_Datatype rtype) {
-  return [=](Comm& c) {
-    return
-        [&c, sbuf, scount, st = typeIf(sbuf != MPI_IN_PLACE, stype), rbuf, rcount,
-         rt = typeArg(rtype)] { coll::allgather(c, sbuf, scount, st.ptr, rbuf, rcount, rt.ptr); };
+  return [=](Target on) {
+    return [on, sbuf, scount, st = typeIf(sbuf != MPI_IN_PLACE, stype), rbuf, rcount,
+            rt = typeArg(rtype)] {
+      if (on.ic != nullptr) {
+        coll::interAllgather(*on.ic, sbuf, scount, st.ptr, rbuf, rcount, rt.ptr);
+      } else {
+        coll::allgather(*on.c, sbuf, scount, st.ptr, rbuf, rcount, rt.ptr);
+      }
+    };
   };
 }
 
 auto allgathervJob(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int* rcounts,
                    const int* displs, MPI_Datatype rtype) {
-  return [=](Comm& c) {
-    return [&c, sbuf, scount, st = typeIf(sbuf != MPI_IN_PLACE, stype), rbuf, rcounts, displs,
+  return [=](Target on) {
+    return [on, sbuf, scount, st = typeIf(sbuf != MPI_IN_PLACE, stype), rbuf, rcounts, displs,
             rt = typeArg(rtype)] {
-      coll::allgatherv(c, sbuf, scount, st.ptr, rbuf, rcounts, displs, rt.ptr);
+      if (on.ic != nullptr) {
+        coll::interAllgatherv(*on.ic, sbuf, scount, st.ptr, rbuf, rcounts, displs, rt.ptr);
+      } else {
+        coll::allgatherv(*on.c, sbuf, scount, st.ptr, rbuf, rcounts, displs, rt.ptr);
+      }
     };
   };
 }
 
 auto alltoallJob(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
                  MPI_Datatype rtype) {
-  return [=](Comm& c) {
-    return [&c, sbuf, scount, st = typeIf(sbuf != MPI_IN_PLACE, stype), rbuf, rcount,
-            rt = typeArg(rtype)] { coll::alltoall(c, sbuf, scount, st.ptr, rbuf, rcount, rt.ptr); };
+  return [=](Target on) {
+    return [on, sbuf, scount, st = typeIf(sbuf != MPI_IN_PLACE, stype), rbuf, rcount,
+            rt = typeArg(rtype)] {
+      if (on.ic != nullptr) {
+        coll::interAlltoall(*on.ic, sbuf, scount, st.ptr, rbuf, rcount, rt.ptr);
+      } else {
+        coll::alltoall(*on.c, sbuf, scount, st.ptr, rbuf, rcount, rt.ptr);
+      }
+    };
   };
 }
 
 auto alltoallvJob(const void* sbuf, const int* scounts, const int* sdispls, MPI_Datatype stype,
                   void* rbuf, const int* rcounts, const int* rdispls, MPI_Datatype rtype) {
-  return [=](Comm& c) {
-    return [&c, sbuf, scounts, sdispls, st = typeIf(sbuf != MPI_IN_PLACE, stype), rbuf, rcounts,
+  return [=](Target on) {
+    return [on, sbuf, scounts, sdispls, st = typeIf(sbuf != MPI_IN_PLACE, stype), rbuf, rcounts,
             rdispls, rt = typeArg(rtype)] {
-      coll::alltoallv(c, sbuf, scounts, sdispls, st.ptr, rbuf, rcounts, rdispls, rt.ptr);
+      if (on.ic != nullptr) {
+        coll::interAlltoallv(*on.ic, sbuf, scounts, sdispls, st.ptr, rbuf, rcounts, rdispls,
+                             rt.ptr);
+      } else {
+        coll::alltoallv(*on.c, sbuf, scounts, sdispls, st.ptr, rbuf, rcounts, rdispls, rt.ptr);
+      }
     };
   };
 }
@@ -197,7 +284,9 @@ auto alltoallvJob(const void* sbuf, const int* scounts, const int* sdispls, MPI_
 auto alltoallwJob(const void* sbuf, const int* scounts, const int* sdispls,
                   const MPI_Datatype* stypes, void* rbuf, const int* rcounts, const int* rdispls,
                   const MPI_Datatype* rtypes) {
-  return [=](Comm& c) {
+  return [=](Target on) {
+    if (on.ic != nullptr) throwNotOnInter("alltoallw", true);
+    Comm& c = *on.c;
     TypeList rt = typesOf(c, rtypes, "recvtypes");
     // In place, the send arguments are ignored.
     TypeList st = sbuf == MPI_IN_PLACE ? TypeList{} : typesOf(c, stypes, "sendtypes");
@@ -218,11 +307,11 @@ auto alltoallwJob(const void* sbuf, const int* scounts, const int* sdispls,
 template <class Fn>
 auto reductionJob(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, int root,
                   Fn fn) {
-  return [=](Comm& c) {
+  return [=](Target on) {
     checkCount(count, "count");
-    checkRoot(c, root);
-    return [&c, sbuf, rbuf, t = typeArg(type), red = reduction(op, type), fn] {
-      fn(c, sbuf, rbuf, t.ptr, red);
+    checkRootOf(on, root);
+    return [on, sbuf, rbuf, t = typeArg(type), red = reduction(op, type), fn] {
+      fn(on, sbuf, rbuf, t.ptr, red);
     };
   };
 }
@@ -231,44 +320,67 @@ using Red = coll::Reduction;
 auto reduceJob(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op, int root) {
   return reductionJob(
       sbuf, rbuf, count, type, op, root,
-      [count, root](Comm& c, const void* s, void* r, const Datatype* t, const Red& red) {
-        coll::reduce(c, s, r, count, t, red, root);
+      [count, root](Target on, const void* s, void* r, const Datatype* t, const Red& red) {
+        if (on.ic != nullptr) {
+          coll::interReduce(*on.ic, s, r, count, t, red, root);
+        } else {
+          coll::reduce(*on.c, s, r, count, t, red, root);
+        }
       });
 }
 
 auto allreduceJob(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op) {
-  return reductionJob(sbuf, rbuf, count, type, op, 0,
-                      [count](Comm& c, const void* s, void* r, const Datatype* t, const Red& red) {
-                        coll::allreduce(c, s, r, count, t, red);
-                      });
+  return reductionJob(
+      sbuf, rbuf, count, type, op, 0,
+      [count](Target on, const void* s, void* r, const Datatype* t, const Red& red) {
+        if (on.ic != nullptr) {
+          coll::interAllreduce(*on.ic, s, r, count, t, red);
+        } else {
+          coll::allreduce(*on.c, s, r, count, t, red);
+        }
+      });
+}
+
+/// The reductions not on intercommunicators: `defined` says whether MPI defines them there.
+template <class Fn>
+auto intraReductionJob(const char* what, bool defined, const void* sbuf, void* rbuf, int count,
+                       MPI_Datatype type, MPI_Op op, Fn fn) {
+  return [=](Target on) {
+    if (on.ic != nullptr) throwNotOnInter(what, defined);
+    return reductionJob(sbuf, rbuf, count, type, op, 0,
+                        [fn](Target o, const void* s, void* r, const Datatype* t, const Red& red) {
+                          fn(*o.c, s, r, t, red);
+                        })(on);
+  };
 }
 
 auto reduceScatterBlockJob(const void* sbuf, void* rbuf, int rcount, MPI_Datatype type, MPI_Op op) {
-  return reductionJob(sbuf, rbuf, rcount, type, op, 0,
-                      [rcount](Comm& c, const void* s, void* r, const Datatype* t, const Red& red) {
-                        coll::reduceScatterBlock(c, s, r, rcount, t, red);
-                      });
+  return intraReductionJob(
+      "reduce_scatter_block", true, sbuf, rbuf, rcount, type, op,
+      [rcount](Comm& c, const void* s, void* r, const Datatype* t, const Red& red) {
+        coll::reduceScatterBlock(c, s, r, rcount, t, red);
+      });
 }
 
 auto reduceScatterJob(const void* sbuf, void* rbuf, const int* rcounts, MPI_Datatype type,
                       MPI_Op op) {
-  return reductionJob(sbuf, rbuf, 0, type, op, 0,
-                      [rcounts](Comm& c, const void* s, void* r, const Datatype* t,
-                                const Red& red) { coll::reduceScatter(c, s, r, rcounts, t, red); });
+  return intraReductionJob(
+      "reduce_scatter", true, sbuf, rbuf, 0, type, op,
+      [rcounts](Comm& c, const void* s, void* r, const Datatype* t, const Red& red) {
+        coll::reduceScatter(c, s, r, rcounts, t, red);
+      });
 }
 
 auto scanJob(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op) {
-  return reductionJob(sbuf, rbuf, count, type, op, 0,
-                      [count](Comm& c, const void* s, void* r, const Datatype* t, const Red& red) {
-                        coll::scan(c, s, r, count, t, red);
-                      });
+  return intraReductionJob("scan", false, sbuf, rbuf, count, type, op,
+                           [count](Comm& c, const void* s, void* r, const Datatype* t,
+                                   const Red& red) { coll::scan(c, s, r, count, t, red); });
 }
 
 auto exscanJob(const void* sbuf, void* rbuf, int count, MPI_Datatype type, MPI_Op op) {
-  return reductionJob(sbuf, rbuf, count, type, op, 0,
-                      [count](Comm& c, const void* s, void* r, const Datatype* t, const Red& red) {
-                        coll::exscan(c, s, r, count, t, red);
-                      });
+  return intraReductionJob("exscan", false, sbuf, rbuf, count, type, op,
+                           [count](Comm& c, const void* s, void* r, const Datatype* t,
+                                   const Red& red) { coll::exscan(c, s, r, count, t, red); });
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Communicators and groups (MPI-3.1 chapter 6). Handles index growable tables and are never
 // reused, so a freed handle stays an error of its class.
+#include <algorithm>
 #include <cstring>
 
 #include "capi/attr.hpp"
@@ -15,7 +16,16 @@ MPI_Group addGroup(Group g) {
   return static_cast<MPI_Group>(groups.size() - 1);
 }
 
-namespace {
+MPI_Comm addInter(std::unique_ptr<coll::Inter> ic, MPI_Errhandler eh) {
+  if (!ic) return MPI_COMM_NULL;
+  auto& comms = state().comms;
+  CommEntry e;
+  e.comm = &ic->local();
+  e.inter = std::move(ic);
+  e.errhandler = eh;
+  comms.push_back(std::move(e));
+  return static_cast<MPI_Comm>(comms.size() - 1);
+}
 
 MPI_Comm addComm(std::unique_ptr<Comm> c, MPI_Errhandler eh) {
   if (!c) return MPI_COMM_NULL;
@@ -27,6 +37,8 @@ MPI_Comm addComm(std::unique_ptr<Comm> c, MPI_Errhandler eh) {
   comms.push_back(std::move(e));
   return static_cast<MPI_Comm>(comms.size() - 1);
 }
+
+namespace {
 
 void checkCountArg(int n, const char* what) {
   if (n < 0) throw Error(MPI_ERR_ARG, std::string(what) + " " + std::to_string(n) + " is negative");
@@ -54,7 +66,8 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
     auto& e = capi::commEntry(comm);
     const onesided::detail::Entry entry(e.comm->channel());  // counts the call if a check fails
     capi::requireArg(newcomm, "newcomm");
-    const MPI_Comm c = capi::addComm(e.comm->dup(), e.errhandler);
+    const MPI_Comm c = e.inter ? capi::addInter(onesided::coll::interDup(*e.inter), e.errhandler)
+                               : capi::addComm(e.comm->dup(), e.errhandler);
     // MPI-3.1 §6.7.2: the attributes' copy callbacks. When one fails the call does, and the new
     // communicator is dropped unseen (freeing it would take the other ranks).
     *newcomm = MPI_COMM_NULL;
@@ -100,12 +113,17 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
     auto& e = capi::commEntry(comm);
     const onesided::detail::Entry entry(e.comm->channel());  // counts the call if a check fails
     capi::requireArg(newcomm, "newcomm");
+    if (e.inter) {
+      *newcomm = capi::addInter(onesided::coll::interSplit(*e.inter, color, key), e.errhandler);
+      return;
+    }
     *newcomm = capi::addComm(e.comm->split(color, key), e.errhandler);
   });
 }
 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
   return call("MPI_Comm_split_type", On::comm(comm), [&] {
+    capi::requireIntra(comm, "MPI_Comm_split_type");
     capi::collComm(comm);  // its nonblocking collectives first
     auto& e = capi::commEntry(comm);
     const onesided::detail::Entry entry(e.comm->channel());  // counts the call if a check fails
@@ -125,6 +143,8 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, M
 
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   return call("MPI_Comm_create", On::comm(comm), [&] {
+    capi::requireIntra(comm,
+                       "MPI_Comm_create here (onesided does not create from an intercommunicator)");
     capi::collComm(comm);  // its nonblocking collectives first
     auto& e = capi::commEntry(comm);
     const onesided::detail::Entry entry(e.comm->channel());  // counts the call if a check fails
@@ -156,6 +176,7 @@ int MPI_Comm_free(MPI_Comm* comm) {
     e.comm->free(!used);
     if (used) s.retiredComms.push_back(std::move(e.owned));
     e.owned.reset();
+    e.inter.reset();
     e.comm = nullptr;
     *comm = MPI_COMM_NULL;
   });
@@ -170,7 +191,17 @@ int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
       *result = MPI_IDENT;
       return;
     }
+    const onesided::coll::Inter* ia = capi::interOf(comm1);
+    const onesided::coll::Inter* ib = capi::interOf(comm2);
+    if ((ia == nullptr) != (ib == nullptr)) {
+      *result = MPI_UNEQUAL;
+      return;
+    }
     auto c = Group::compare(a.group(), b.group());
+    if (ia != nullptr) {  // MPI-3.1 §6.4.1: both groups count, the less alike decides
+      const auto r = Group::compare(Group(ia->remote()), Group(ib->remote()));
+      c = std::max(c, r);
+    }
     *result = c == onesided::Compare::kIdent ? MPI_CONGRUENT : static_cast<int>(c);
   });
 }

@@ -106,6 +106,7 @@ int MPI_Finalize(void) {
     for (std::size_t i = 3; i < s.comms.size(); ++i) {
       s.comms[i].comm = nullptr;
       s.comms[i].owned.reset();
+      s.comms[i].inter.reset();
     }
     s.ctx->finalize();
     // Requests the program left (registrations of their data die before the transport).

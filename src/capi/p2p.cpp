@@ -42,16 +42,16 @@ void checkBuffer(const void* buf, int count, const Datatype& t, const char* what
   }
 }
 
-std::string sizeNote(const Comm& c) {
+std::string sizeNote(const Peers& c) {
   return " (the communicator has " + std::to_string(c.size()) + " ranks)";
 }
 
-void checkDest(const Comm& c, int dest) {
+void checkDest(const Peers& c, int dest) {
   if (dest == MPI_PROC_NULL || (dest >= 0 && dest < c.size())) return;
   throw Error(MPI_ERR_RANK, "dest " + std::to_string(dest) + " is not a rank" + sizeNote(c));
 }
 
-void checkSource(const Comm& c, int source) {
+void checkSource(const Peers& c, int source) {
   if (source == MPI_ANY_SOURCE || source == MPI_PROC_NULL || (source >= 0 && source < c.size())) {
     return;
   }
@@ -73,28 +73,28 @@ void checkRecvTag(int tag) {
 
 /// The checked arguments of one side of a message.
 struct Side {
-  Comm* comm;
+  Peers comm;
   const Datatype* type;
 };
 
 Side checkSend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  Comm& c = capi::comm(comm);
+  const Peers c = capi::peers(comm);
   checkCount(count);
   const Datatype& t = msgType(type);
   checkBuffer(buf, count, t, "buf");
   checkDest(c, dest);
   checkSendTag(tag);
-  return {&c, &t};
+  return {c, &t};
 }
 
 Side checkRecv(const void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm) {
-  Comm& c = capi::comm(comm);
+  const Peers c = capi::peers(comm);
   checkCount(count);
   const Datatype& t = msgType(type);
   checkBuffer(buf, count, t, "buf");
   checkSource(c, source);
   checkRecvTag(tag);
-  return {&c, &t};
+  return {c, &t};
 }
 
 /// A blocking call's request: taken out of the engine if the wait throws.
@@ -112,13 +112,12 @@ enum class Mode : std::uint8_t { kStandard, kSync, kReady, kBuffered };
 
 void startSend(p2p::Request& r, Mode mode, const void* buf, int count, const Side& s, int dest,
                int tag) {
-  engine().send(r, buf, static_cast<std::size_t>(count), *s.type, s.comm->worldRank(dest),
-                s.comm->p2pContext(), s.comm->rank(), tag, mode == Mode::kSync);
+  engine().send(r, buf, static_cast<std::size_t>(count), *s.type, s.comm.worldRank(dest),
+                s.comm.p2pContext(), s.comm.rank(), tag, mode == Mode::kSync);
 }
 
 void startRecv(p2p::Request& r, void* buf, int count, const Side& s, int source, int tag) {
-  engine().recv(r, buf, static_cast<std::size_t>(count), *s.type, s.comm->p2pContext(), source,
-                tag);
+  engine().recv(r, buf, static_cast<std::size_t>(count), *s.type, s.comm.p2pContext(), source, tag);
 }
 
 void sweepBufferedSends() {
@@ -155,8 +154,8 @@ void bufferedSend(const void* buf, int count, const Side& s, int dest, int tag) 
   if (bytes != 0) pack(buf, static_cast<std::size_t>(count), *s.type, b->data.data(), bytes);
   b->charge = need;
   const Datatype& byte = *Datatype::predefined(MPI_BYTE);
-  engine().send(b->req, b->data.data(), bytes, byte, s.comm->worldRank(dest), s.comm->p2pContext(),
-                s.comm->rank(), tag, false);
+  engine().send(b->req, b->data.data(), bytes, byte, s.comm.worldRank(dest), s.comm.p2pContext(),
+                s.comm.rank(), tag, false);
   st.bsendUsed += need;
   st.bsends.push_back(std::move(b));
 }
@@ -170,8 +169,8 @@ void blockingSend(Mode mode, const void* buf, int count, MPI_Datatype type, int 
     return;
   }
   if (mode != Mode::kSync &&
-      engine().sendNow(buf, static_cast<std::size_t>(count), *s.type, s.comm->worldRank(dest),
-                       s.comm->p2pContext(), s.comm->rank(), tag)) {
+      engine().sendNow(buf, static_cast<std::size_t>(count), *s.type, s.comm.worldRank(dest),
+                       s.comm.p2pContext(), s.comm.rank(), tag)) {
     return;
   }
   Held h;
@@ -257,8 +256,7 @@ void start(MPI_Request h, int index) {
                                      " is active already (complete it before starting it again)");
   }
   const PersistentArgs& a = *e.persistent;
-  Comm& c = comm(a.comm);
-  const Side s{&c, a.typeHold.get()};
+  const Side s{peers(a.comm), a.typeHold.get()};
   e.procNull = a.peer == MPI_PROC_NULL;
   if (!e.procNull) {
     if (!e.msg) e.msg = newMessage();
@@ -322,7 +320,7 @@ MPI_Comm messageComm(const MPI_Message* message) {
 }
 
 /// MPI_Improbe's part after the checks: a matched message's handle, or false.
-bool matchedProbe(int source, int tag, MPI_Comm comm, const Comm& c, MPI_Message* message,
+bool matchedProbe(int source, int tag, MPI_Comm comm, const Peers& c, MPI_Message* message,
                   MPI_Status* status) {
   if (source == MPI_PROC_NULL) {
     *message = MPI_MESSAGE_NO_PROC;
@@ -339,7 +337,7 @@ bool matchedProbe(int source, int tag, MPI_Comm comm, const Comm& c, MPI_Message
   return true;
 }
 
-void probeArgs(int source, int tag, const Comm& c) {
+void probeArgs(int source, int tag, const Peers& c) {
   checkSource(c, source);
   checkRecvTag(tag);
 }
@@ -535,8 +533,8 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, 
     if (source != MPI_PROC_NULL) capi::startRecv(recv.r, buf, count, rs, source, recvtag);
     if (dest != MPI_PROC_NULL) {
       const capi::Side bs{ss.comm, onesided::Datatype::predefined(MPI_BYTE)};
-      capi::engine().send(send.r, out.data(), bytes, *bs.type, ss.comm->worldRank(dest),
-                          ss.comm->p2pContext(), ss.comm->rank(), sendtag, false);
+      capi::engine().send(send.r, out.data(), bytes, *bs.type, ss.comm.worldRank(dest),
+                          ss.comm.p2pContext(), ss.comm.rank(), sendtag, false);
       capi::engine().wait(send.r);
     }
     if (source == MPI_PROC_NULL) {
@@ -551,7 +549,7 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, 
 
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
   return call("MPI_Iprobe", On::comm(comm), [&] {
-    const onesided::Comm& c = capi::comm(comm);
+    const capi::Peers c = capi::peers(comm);
     capi::probeArgs(source, tag, c);
     capi::requireArg(flag, "flag");
     if (source == MPI_PROC_NULL) {
@@ -567,7 +565,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status
 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   return call("MPI_Probe", On::comm(comm), [&] {
-    const onesided::Comm& c = capi::comm(comm);
+    const capi::Peers c = capi::peers(comm);
     capi::probeArgs(source, tag, c);
     if (source == MPI_PROC_NULL) {
       capi::procNullStatus(status);
@@ -583,7 +581,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
                 MPI_Status* status) {
   return call("MPI_Improbe", On::comm(comm), [&] {
-    const onesided::Comm& c = capi::comm(comm);
+    const capi::Peers c = capi::peers(comm);
     capi::probeArgs(source, tag, c);
     capi::requireArg(flag, "flag");
     capi::requireArg(message, "message");
@@ -593,7 +591,7 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* mess
 
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
   return call("MPI_Mprobe", On::comm(comm), [&] {
-    const onesided::Comm& c = capi::comm(comm);
+    const capi::Peers c = capi::peers(comm);
     capi::probeArgs(source, tag, c);
     capi::requireArg(message, "message");
     capi::context().waitUntil(

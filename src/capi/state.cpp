@@ -47,6 +47,21 @@ Group& group(MPI_Group group) {
 
 Comm& comm(MPI_Comm c) { return *commEntry(c).comm; }
 
+Peers peers(MPI_Comm c) {
+  CommEntry& e = commEntry(c);
+  if (e.inter != nullptr) return {&e.inter->remote(), e.comm->rank(), e.inter->context()};
+  return {&e.comm->worldRanks(), e.comm->rank(), e.comm->p2pContext()};
+}
+
+coll::Inter* interOf(MPI_Comm c) { return commEntry(c).inter.get(); }
+
+void requireIntra(MPI_Comm c, const char* what) {
+  if (interOf(c) != nullptr) {
+    throw Error(MPI_ERR_COMM, "communicator " + std::to_string(c) + " is an intercommunicator; " +
+                                  what + " takes an intracommunicator");
+  }
+}
+
 Comm& collComm(MPI_Comm c) {
   CommEntry& e = commEntry(c);
   if (e.async != nullptr && !e.async->idle()) [[unlikely]] {

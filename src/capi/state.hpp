@@ -17,6 +17,7 @@
 #include "call_lock.hpp"
 #include "capi/request_table.hpp"
 #include "collectives/async.hpp"
+#include "collectives/inter.hpp"
 #include "hang.hpp"
 #include "onesided/collectives.hpp"
 #include "onesided/comm.hpp"
@@ -31,9 +32,10 @@
 namespace onesided::capi {
 
 struct CommEntry {
-  Comm* comm = nullptr;
+  Comm* comm = nullptr;  // an intercommunicator's: its local group
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
-  std::unique_ptr<Comm> owned;  // communicators made by dup / split / create
+  std::unique_ptr<Comm> owned;         // communicators made by dup / split / create
+  std::unique_ptr<coll::Inter> inter;  // an intercommunicator (owns `comm`)
   // Its nonblocking collectives' queue (collectives/async.hpp), made by the first; goes before
   // the communicator it uses.
   std::unique_ptr<coll::AsyncQueue> async;
@@ -265,6 +267,23 @@ Context& context();
 inline p2p::Engine& engine() { return context().messages(); }
 CommEntry& commEntry(MPI_Comm comm);
 Comm& comm(MPI_Comm comm);
+/// What point-to-point sees of a communicator: the ranks it sends to and receives from (the
+/// remote group's, on an intercommunicator), this rank's number as a sender, and the context
+/// its messages carry.
+struct Peers {
+  const std::vector<int>* worlds = nullptr;
+  int me = 0;
+  std::uint64_t context = 0;
+  [[nodiscard]] int size() const noexcept { return static_cast<int>(worlds->size()); }
+  [[nodiscard]] int worldRank(int r) const { return (*worlds)[static_cast<std::size_t>(r)]; }
+  [[nodiscard]] int rank() const noexcept { return me; }
+  [[nodiscard]] std::uint64_t p2pContext() const noexcept { return context; }
+};
+Peers peers(MPI_Comm comm);
+/// The intercommunicator behind `comm`, or nullptr for an intracommunicator.
+coll::Inter* interOf(MPI_Comm comm);
+/// MPI_ERR_COMM naming the call's need when `comm` is an intercommunicator.
+void requireIntra(MPI_Comm comm, const char* what);
 /// comm() for a call that uses the communicator's collective channel (a blocking collective, a
 /// constructor, MPI_Comm_free): waits first for the nonblocking collectives started on it.
 Comm& collComm(MPI_Comm comm);
@@ -276,6 +295,9 @@ coll::AsyncQueue& asyncQueue(MPI_Comm comm);
 Group& group(MPI_Group group);
 /// A new group handle for `g` (handles are never reused).
 MPI_Group addGroup(Group g);
+/// New communicator handles (MPI_COMM_NULL for nullptr); `eh`: the handler it inherits.
+MPI_Comm addComm(std::unique_ptr<Comm> c, MPI_Errhandler eh);
+MPI_Comm addInter(std::unique_ptr<coll::Inter> ic, MPI_Errhandler eh);
 /// A live window's entry, or nullptr (not initialised, finalised, or not a window handle).
 inline WinEntry* liveEntry(MPI_Win win) noexcept {
   State& s = state();

@@ -43,6 +43,7 @@ template <class Make>
 int allocateWindow(const char* name, Make make, MPI_Aint size, int dispUnit, MPI_Info info,
                    MPI_Comm comm, void* baseptr, MPI_Win* win) {
   return call(name, On::comm(comm), [&] {
+    capi::requireIntra(comm, "a window");
     auto& c = capi::collComm(comm);
     WindowHints hints;
     auto err = precheck([&] {
@@ -92,6 +93,7 @@ int MPI_Free_mem(void* base) {
 int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                    MPI_Win* win) {
   return call("MPI_Win_create", On::comm(comm), [&] {
+    capi::requireIntra(comm, "a window");
     auto& c = capi::collComm(comm);
     onesided::WindowHints hints;
     auto err = capi::precheck([&] {
@@ -133,6 +135,7 @@ int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, 
 
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
   return call("MPI_Win_create_dynamic", On::comm(comm), [&] {
+    capi::requireIntra(comm, "a window");
     auto& c = capi::collComm(comm);
     onesided::WindowHints hints;
     auto err = capi::precheck([&] {
