@@ -112,10 +112,10 @@ int main(int argc, char** argv) {
       ov[m] = (blocking + comp - overlapped[m]) / lo;
       if (ov[m] < 0) ov[m] = 0;
     }
-    printf("{\"bench\":\"nbc_overlap\",\"bytes\":%ld,\"blocking_us\":%.1f,\"compute_us\":%.1f,"
-           "\"pure_us\":%.1f,\"test_us\":%.1f,\"pure_overlap\":%.2f,\"test_overlap\":%.2f}\n",
-           bytes, blocking * 1e6, comp * 1e6, overlapped[0] * 1e6, overlapped[1] * 1e6, ov[0],
-           ov[1]);
+    printf(
+        "{\"bench\":\"nbc_overlap\",\"bytes\":%ld,\"blocking_us\":%.1f,\"compute_us\":%.1f,"
+        "\"pure_us\":%.1f,\"test_us\":%.1f,\"pure_overlap\":%.2f,\"test_overlap\":%.2f}\n",
+        bytes, blocking * 1e6, comp * 1e6, overlapped[0] * 1e6, overlapped[1] * 1e6, ov[0], ov[1]);
   }
   free(in);
   free(out);
