@@ -68,8 +68,12 @@ typedef struct MPI_Status {
 #define MPI_ERR_INFO_KEY 29
 #define MPI_ERR_INFO_VALUE 30
 #define MPI_ERR_INFO_NOKEY 31
+#define MPI_ERR_NAME 33
 #define MPI_ERR_NO_MEM 34
 #define MPI_ERR_NOT_SAME 35
+#define MPI_ERR_PORT 38
+#define MPI_ERR_SERVICE 41
+#define MPI_ERR_SPAWN 42
 #define MPI_ERR_UNSUPPORTED_OPERATION 44
 #define MPI_ERR_WIN 45
 #define MPI_ERR_BASE 46
@@ -252,11 +256,23 @@ double MPI_Wtick(void);
 int MPI_Get_version(int* version, int* subversion);
 int MPI_Get_library_version(char* version, int* resultlen);
 int MPI_Get_processor_name(char* name, int* resultlen);
+/* Profiling control (MPI-3.1 §14.2.4): no profiling layer acts on it here; MPI_SUCCESS. */
+int MPI_Pcontrol(const int level, ...);
 
 /* Communicators. */
 int MPI_Comm_rank(MPI_Comm comm, int* rank);
 int MPI_Comm_size(MPI_Comm comm, int* size);
 int MPI_Barrier(MPI_Comm comm);
+/* Communicator names (MPI-3.1 §6.8): local; "MPI_COMM_WORLD" and "MPI_COMM_SELF" until renamed,
+ * empty for the others; not copied by MPI_Comm_dup; truncated to MPI_MAX_OBJECT_NAME - 1. */
+int MPI_Comm_set_name(MPI_Comm comm, const char* comm_name);
+int MPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen);
+/* Communicator hints (MPI-3.1 §6.4.4): kept as set (none changes the communicator) and returned
+ * by MPI_Comm_get_info; MPI_Comm_dup_with_info gives the new communicator `info`'s instead of
+ * the parent's. */
+int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
+int MPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used);
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm);
 
 /* Datatypes. Derived types are handles too; a freed handle is stale (MPI_ERR_TYPE), while the
  * type itself lives on as long as a type built from it or a pending operation uses it. */
@@ -317,6 +333,38 @@ int MPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count
 int MPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count);
 int MPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count);
 int MPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Count count);
+int MPI_Status_set_cancelled(MPI_Status* status, int flag);
+/* The predefined type of a class and size (MPI-3.1 §17.1.9), and Fortran 90's parameterized
+ * types (§17.1.9): the predefined type of the least size with at least `p` decimal digits and an
+ * exponent range of at least `r` (MPI_UNDEFINED: any); MPI_ERR_ARG when none has. */
+#define MPI_TYPECLASS_INTEGER 1
+#define MPI_TYPECLASS_REAL 2
+#define MPI_TYPECLASS_COMPLEX 3
+int MPI_Type_match_size(int typeclass, int size, MPI_Datatype* datatype);
+int MPI_Type_create_f90_integer(int r, MPI_Datatype* newtype);
+int MPI_Type_create_f90_real(int p, int r, MPI_Datatype* newtype);
+int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype* newtype);
+/* Canonical packing (MPI-3.1 §13.5.2): datarep "external32" only, big-endian, with the sizes of
+ * §13.5.2's table (long and unsigned long: 4 bytes; long double: 16; MPI_AINT, MPI_OFFSET,
+ * MPI_COUNT: 8). */
+int MPI_Pack_external(const char datarep[], const void* inbuf, int incount, MPI_Datatype datatype,
+                      void* outbuf, MPI_Aint outsize, MPI_Aint* position);
+int MPI_Unpack_external(const char datarep[], const void* inbuf, MPI_Aint insize,
+                        MPI_Aint* position, void* outbuf, int outcount, MPI_Datatype datatype);
+int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
+                           MPI_Aint* size);
+/* MPI-1's names (removed in MPI-3, still shipped by Open MPI): MPI_Get_address,
+ * MPI_Type_get_extent, MPI_Type_create_hvector / _hindexed / _struct under other names. */
+int MPI_Address(void* location, MPI_Aint* address);
+int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint* extent);
+int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint* displacement);
+int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint* displacement);
+int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                     MPI_Datatype* newtype);
+int MPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                      MPI_Datatype oldtype, MPI_Datatype* newtype);
+int MPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                    MPI_Datatype array_of_types[], MPI_Datatype* newtype);
 
 /* Memory and windows. */
 int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr);
@@ -701,11 +749,68 @@ int MPI_Attr_delete(MPI_Comm comm, int keyval);
 /* Errors. */
 int MPI_Error_string(int errorcode, char* string, int* resultlen);
 int MPI_Error_class(int errorcode, int* errorclass);
+/* Error classes, codes and strings of the program's own (MPI-3.1 §8.5): values above
+ * MPI_ERR_LASTCODE; MPI_COMM_WORLD's MPI_LASTUSEDCODE attribute is the largest one made. A code
+ * without a string has the empty string. */
+int MPI_Add_error_class(int* errorclass);
+int MPI_Add_error_code(int errorclass, int* errorcode);
+int MPI_Add_error_string(int errorcode, const char* string);
+
+/* Error handlers (MPI-3.1 §8.3). A user handler is called with a pointer to the object's handle
+ * and to the error code, then the failing call returns that code. A handler is for communicators
+ * or for windows, not both. MPI_Errhandler_free releases the program's handle; the handler lives
+ * on while a communicator or window uses it. MPI_*_get_errhandler hands out a new reference (the
+ * program frees it; a predefined handler can be freed as often as it was got, no more). New
+ * communicators inherit their parent's handler; windows start with MPI_ERRORS_ARE_FATAL.
+ * MPI_ERRORS_ABORT (MPI-4) aborts as MPI_Abort on the object's communicator does. */
+typedef void MPI_Comm_errhandler_function(MPI_Comm* comm, int* error_code, ...);
+typedef void MPI_Win_errhandler_function(MPI_Win* win, int* error_code, ...);
+typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn; /* MPI-2's names */
+typedef MPI_Win_errhandler_function MPI_Win_errhandler_fn;
+typedef void MPI_Handler_function(MPI_Comm* comm, int* error_code, ...); /* MPI-1's */
+int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function* comm_errhandler_fn,
+                               MPI_Errhandler* errhandler);
+int MPI_Win_create_errhandler(MPI_Win_errhandler_function* win_errhandler_fn,
+                              MPI_Errhandler* errhandler);
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler);
 int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
 int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler* errhandler);
+int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+int MPI_Win_call_errhandler(MPI_Win win, int errorcode);
 int MPI_Errhandler_free(MPI_Errhandler* errhandler);
+/* MPI-1's names (removed in MPI-3, still shipped by Open MPI): communicator handlers. */
+int MPI_Errhandler_create(MPI_Handler_function* function, MPI_Errhandler* errhandler);
+int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
+int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler* errhandler);
+
+/* Dynamic process management (MPI-3.1 chapter 10) is not supported: these calls exist so that
+ * programs link, and fail with their class (MPI_ERR_SPAWN, MPI_ERR_PORT, MPI_ERR_SERVICE,
+ * MPI_ERR_NAME; MPI_Comm_join, which has none, MPI_ERR_UNSUPPORTED_OPERATION) through the
+ * communicator's error handler (MPI_COMM_WORLD's for those without one). MPI_Comm_get_parent
+ * gives MPI_COMM_NULL; MPI_Comm_disconnect is MPI_Comm_free (it does not wait for the program's
+ * pending requests on the communicator). */
+#define MPI_MAX_PORT_NAME 1024
+#define MPI_ARGV_NULL ((char**)0)
+#define MPI_ARGVS_NULL ((char***)0)
+#define MPI_ERRCODES_IGNORE ((int*)0)
+int MPI_Comm_spawn(const char* command, char* argv[], int maxprocs, MPI_Info info, int root,
+                   MPI_Comm comm, MPI_Comm* intercomm, int array_of_errcodes[]);
+int MPI_Comm_spawn_multiple(int count, char* array_of_commands[], char** array_of_argv[],
+                            const int array_of_maxprocs[], const MPI_Info array_of_info[], int root,
+                            MPI_Comm comm, MPI_Comm* intercomm, int array_of_errcodes[]);
+int MPI_Comm_get_parent(MPI_Comm* parent);
+int MPI_Open_port(MPI_Info info, char* port_name);
+int MPI_Close_port(const char* port_name);
+int MPI_Comm_accept(const char* port_name, MPI_Info info, int root, MPI_Comm comm,
+                    MPI_Comm* newcomm);
+int MPI_Comm_connect(const char* port_name, MPI_Info info, int root, MPI_Comm comm,
+                     MPI_Comm* newcomm);
+int MPI_Comm_disconnect(MPI_Comm* comm);
+int MPI_Comm_join(int fd, MPI_Comm* intercomm);
+int MPI_Publish_name(const char* service_name, MPI_Info info, const char* port_name);
+int MPI_Unpublish_name(const char* service_name, MPI_Info info, const char* port_name);
+int MPI_Lookup_name(const char* service_name, MPI_Info info, char* port_name);
 
 /* C <-> Fortran handle conversion (MPI-3.1 §17.2.4): the identity, handles being integers. */
 MPI_Fint MPI_Comm_c2f(MPI_Comm comm);

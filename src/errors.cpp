@@ -57,6 +57,14 @@ const char* errorClassName(int errorClass) noexcept {
       return "MPI_ERR_NO_MEM";
     case kErrNotSame:
       return "MPI_ERR_NOT_SAME";
+    case kErrName:
+      return "MPI_ERR_NAME";
+    case kErrPort:
+      return "MPI_ERR_PORT";
+    case kErrService:
+      return "MPI_ERR_SERVICE";
+    case kErrSpawn:
+      return "MPI_ERR_SPAWN";
     case kErrUnsupportedOperation:
       return "MPI_ERR_UNSUPPORTED_OPERATION";
     case kErrWin:

@@ -283,7 +283,7 @@ int predefinedCommValue(int keyval) {
     case MPI_UNIVERSE_SIZE:
       return context().size();
     case MPI_LASTUSEDCODE:
-      return MPI_ERR_LASTCODE;
+      return lastUsedCode();
     default:  // MPI_APPNUM
       return 0;
   }

@@ -72,6 +72,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
     // communicator is dropped unseen (freeing it would take the other ranks).
     *newcomm = MPI_COMM_NULL;
     capi::copyAttrs(capi::AttrKind::kComm, comm, c);
+    capi::commEntry(c).hints = capi::commEntry(comm).hints;  // §6.4.2: hints are duplicated
     *newcomm = c;
   });
 }

@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Error codes, error strings and error handlers.
+// Error codes and error strings (MPI-3.1 §8.4, §8.5); the handlers are in errhandlers.cpp.
 //
 // A raised error gets its own code: class + 64 * (slot + 1), where slot indexes a ring of the
 // latest messages. MPI_Error_class maps it back to the class (as MPICH's codes do), and
-// MPI_Error_string returns the full message naming the call and the bad value.
+// MPI_Error_string returns the full message naming the call and the bad value. The program's own
+// classes and codes (MPI_Add_error_class / _code) count up from kFirstUserCode, above every
+// code of the ring, and are looked up by value.
 #include <unistd.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <mutex>
 
-#include "bootstrap/bootstrap.hpp"
 #include "capi/state.hpp"
 #include "log.hpp"
 
@@ -55,15 +59,61 @@ ErrorLog& errorLog() {
   return l;
 }
 
-bool validClass(int c) {
+// Above the ring's largest code, (kRing + 1) * kClassSpan - 1.
+constexpr int kFirstUserCode = 0x20000;
+
+/// The classes and codes the program added, with their strings.
+struct UserCodes {
+  struct Code {
+    int errorClass = 0;  // itself, for a class
+    std::string text;
+  };
+  std::map<int, Code> codes;
+  int next = kFirstUserCode;
+  int last = MPI_ERR_LASTCODE;  // MPI_LASTUSEDCODE
+
+  int add(int errorClass) {
+    if (next == INT_MAX) throw Error(MPI_ERR_OTHER, "no error codes are left");
+    const int code = next++;
+    codes[code] = Code{errorClass < 0 ? code : errorClass, {}};
+    last = code;
+    return code;
+  }
+  Code* find(int code) {
+    auto it = codes.find(code);
+    return it == codes.end() ? nullptr : &it->second;
+  }
+};
+
+UserCodes& userCodes() {
+  static UserCodes u;
+  return u;
+}
+
+bool validPredefinedClass(int c) {
   return c == MPI_ERR_UNKNOWN || std::strcmp(errorClassName(c), "MPI_ERR_UNKNOWN") != 0;
 }
 
-/// A class, or a code this library can have returned (class + 64 * (slot + 1)).
+/// A predefined class or one the program added.
+bool validClass(int c) {
+  if (c < kClassSpan) return c >= 0 && validPredefinedClass(c);
+  const UserCodes::Code* u = userCodes().find(c);
+  return u != nullptr && u->errorClass == c;
+}
+
+/// A class, a code this library can have returned (class + 64 * (slot + 1)), or one the
+/// program added.
 bool validCode(int code) {
   if (code < 0) return false;
-  if (code < kClassSpan) return validClass(code);
-  return code / kClassSpan - 1 < kRing && validClass(code % kClassSpan);
+  if (code < kClassSpan) return validPredefinedClass(code);
+  if (code >= kFirstUserCode) return userCodes().find(code) != nullptr;
+  return code / kClassSpan - 1 < kRing && validPredefinedClass(code % kClassSpan);
+}
+
+/// The class of a valid code.
+int classOf(int code) {
+  if (code >= kFirstUserCode) return userCodes().find(code)->errorClass;
+  return code % kClassSpan;
 }
 
 const char* describe(int c) {
@@ -108,51 +158,47 @@ const char* describe(int c) {
       return "invalid info object";
     case MPI_ERR_UNSUPPORTED_OPERATION:
       return "unsupported operation";
+    case MPI_ERR_SPAWN:
+      return "error spawning processes";
+    case MPI_ERR_PORT:
+      return "invalid port name";
+    case MPI_ERR_SERVICE:
+      return "invalid service name";
+    case MPI_ERR_NAME:
+      return "invalid service name in MPI_Lookup_name";
     default:
       return "error";
   }
-}
-
-MPI_Errhandler handlerFor(On on) {
-  auto& s = state();
-  if (on.kind == On::kWin && on.handle > 0 && static_cast<std::size_t>(on.handle) < s.wins.size() &&
-      s.wins[static_cast<std::size_t>(on.handle)]) {
-    return s.wins[static_cast<std::size_t>(on.handle)]->errhandler;
-  }
-  if (on.kind == On::kComm && on.handle > 0 &&
-      static_cast<std::size_t>(on.handle) < s.comms.size() &&
-      s.comms[static_cast<std::size_t>(on.handle)].comm != nullptr && s.initialized) {
-    return s.comms[static_cast<std::size_t>(on.handle)].errhandler;
-  }
-  // Errors not tied to a valid object are raised on MPI_COMM_WORLD (MPI-3.1 §8.3).
-  return s.initialized ? s.comms[MPI_COMM_WORLD].errhandler : s.preInitErrhandler;
 }
 
 }  // namespace
 
 int raise(On on, int errorClass, const std::string& message) noexcept {
   try {
-    int code = errorLog().record(errorClass, message);
-    auto& s = state();
-    const int rank = s.ctx ? s.ctx->rank() : 0;
+    const int code = errorLog().record(errorClass, message);
     log::capi().error("{} ({})", message, errorClassName(errorClass));
-    if (handlerFor(on) == MPI_ERRORS_RETURN) return code;
-    std::fprintf(stderr, "onesided: rank %d: %s (%s); aborting the job (MPI_ERRORS_ARE_FATAL)\n",
-                 rank, message.c_str(), errorClassName(errorClass));
-    std::fflush(stderr);
-    if (s.ctx) s.ctx->bootstrap().abort(errorClass, message);
-    _exit(errorClass == 0 ? 1 : errorClass);
+    invokeErrhandler(on, code, message + " (" + errorClassName(errorClass) + ")");
+    return code;
   } catch (...) {
     std::fputs("onesided: failure while reporting an error; aborting\n", stderr);
     _exit(1);
   }
 }
 
-void checkErrhandler(MPI_Errhandler eh) {
-  if (eh != MPI_ERRORS_ARE_FATAL && eh != MPI_ERRORS_RETURN && eh != MPI_ERRORS_ABORT) {
-    throw Error(MPI_ERR_ARG, "invalid error handler " + std::to_string(eh));
+std::string errorText(int code) {
+  if (!validCode(code)) return "unknown error code " + std::to_string(code);
+  if (code >= kFirstUserCode) return userCodes().find(code)->text;
+  const int c = code % kClassSpan;
+  std::string text;
+  if (code < kClassSpan || !errorLog().find(code, text)) {
+    return std::string(errorClassName(c)) + ": " + describe(c);
   }
+  return text + " (" + errorClassName(c) + ")";
 }
+
+int lastUsedCode() noexcept { return userCodes().last; }
+
+int errorClassOf(int code) noexcept { return validCode(code) ? classOf(code) : MPI_ERR_UNKNOWN; }
 
 }  // namespace onesided::capi
 
@@ -168,7 +214,7 @@ int MPI_Error_class(int errorcode, int* errorclass) {
     if (!capi::validCode(errorcode)) {
       throw onesided::Error(MPI_ERR_ARG, "unknown error code " + std::to_string(errorcode));
     }
-    *errorclass = errorcode % capi::kClassSpan;
+    *errorclass = capi::classOf(errorcode);
   });
 }
 
@@ -179,13 +225,7 @@ int MPI_Error_string(int errorcode, char* string, int* resultlen) {
     if (!capi::validCode(errorcode)) {
       throw onesided::Error(MPI_ERR_ARG, "unknown error code " + std::to_string(errorcode));
     }
-    const int c = errorcode % capi::kClassSpan;
-    std::string text;
-    if (errorcode < capi::kClassSpan || !capi::errorLog().find(errorcode, text)) {
-      text = std::string(onesided::errorClassName(c)) + ": " + capi::describe(c);
-    } else {
-      text += std::string(" (") + onesided::errorClassName(c) + ")";
-    }
+    const std::string text = capi::errorText(errorcode);
     std::size_t n = std::min<std::size_t>(text.size(), MPI_MAX_ERROR_STRING - 1);
     std::memcpy(string, text.data(), n);
     string[n] = '\0';
@@ -193,43 +233,43 @@ int MPI_Error_string(int errorcode, char* string, int* resultlen) {
   });
 }
 
-int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
-  return call("MPI_Comm_set_errhandler", On::comm(comm), [&] {
-    capi::CommEntry& e = capi::commEntry(comm);
-    capi::checkErrhandler(errhandler);
-    e.errhandler = errhandler;
+int MPI_Add_error_class(int* errorclass) {
+  return call("MPI_Add_error_class", On::none(), [&] {
+    capi::requireInit();
+    capi::requireArg(errorclass, "errorclass");
+    *errorclass = capi::userCodes().add(-1);
   });
 }
 
-int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
-  return call("MPI_Comm_get_errhandler", On::comm(comm), [&] {
-    capi::CommEntry& e = capi::commEntry(comm);
-    capi::requireArg(errhandler, "errhandler");
-    *errhandler = e.errhandler;
+int MPI_Add_error_code(int errorclass, int* errorcode) {
+  return call("MPI_Add_error_code", On::none(), [&] {
+    capi::requireInit();
+    capi::requireArg(errorcode, "errorcode");
+    if (errorclass == MPI_SUCCESS || !capi::validClass(errorclass)) {
+      throw onesided::Error(MPI_ERR_ARG,
+                            "errorclass " + std::to_string(errorclass) + " is not an error class");
+    }
+    *errorcode = capi::userCodes().add(errorclass);
   });
 }
 
-int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) {
-  return call("MPI_Win_set_errhandler", On::win(win), [&] {
-    capi::WinEntry& e = capi::winEntry(win);
-    capi::checkErrhandler(errhandler);
-    e.errhandler = errhandler;
-  });
-}
-
-int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler* errhandler) {
-  return call("MPI_Win_get_errhandler", On::win(win), [&] {
-    capi::WinEntry& e = capi::winEntry(win);
-    capi::requireArg(errhandler, "errhandler");
-    *errhandler = e.errhandler;
-  });
-}
-
-int MPI_Errhandler_free(MPI_Errhandler* errhandler) {
-  return call("MPI_Errhandler_free", On::none(), [&] {
-    capi::requireArg(errhandler, "errhandler");
-    capi::checkErrhandler(*errhandler);
-    *errhandler = MPI_ERRHANDLER_NULL;  // predefined handlers are never really freed
+int MPI_Add_error_string(int errorcode, const char* string) {
+  return call("MPI_Add_error_string", On::none(), [&] {
+    capi::requireInit();
+    capi::requireArg(string, "string");
+    // MPI-3.1 §8.5: only the program's own classes and codes take a string.
+    capi::UserCodes::Code* u = capi::userCodes().find(errorcode);
+    if (u == nullptr) {
+      throw onesided::Error(MPI_ERR_ARG, "errorcode " + std::to_string(errorcode) +
+                                             " is not a class or code MPI_Add_error_class / "
+                                             "MPI_Add_error_code made");
+    }
+    const std::size_t len = std::strlen(string);
+    if (len > MPI_MAX_ERROR_STRING - 1) {
+      throw onesided::Error(MPI_ERR_ARG, "string of " + std::to_string(len) +
+                                             " characters is longer than MPI_MAX_ERROR_STRING - 1");
+    }
+    u->text = string;
   });
 }
 

@@ -36,12 +36,6 @@ auto findKey(InfoEntry& e, std::string_view key) {
                       [&](const auto& kv) { return kv.first == key; });
 }
 
-MPI_Info addInfo(std::unique_ptr<InfoEntry> e) {
-  auto& infos = state().infos;
-  infos.push_back(std::move(e));
-  return static_cast<MPI_Info>(infos.size() - 1);
-}
-
 std::string lower(std::string_view v) {
   std::string s(v);
   std::transform(s.begin(), s.end(), s.begin(),
@@ -82,6 +76,12 @@ std::string parseOrdering(const std::string& value) {
 }
 
 }  // namespace
+
+MPI_Info addInfo(std::unique_ptr<InfoEntry> e) {
+  auto& infos = state().infos;
+  infos.push_back(std::move(e));
+  return static_cast<MPI_Info>(infos.size() - 1);
+}
 
 InfoEntry& infoEntry(MPI_Info info) {
   requireInit();

@@ -671,6 +671,13 @@ int MPI_Test_cancelled(const MPI_Status* status, int* flag) {
   });
 }
 
+int MPI_Status_set_cancelled(MPI_Status* status, int flag) {
+  return call("MPI_Status_set_cancelled", On::none(), [&] {
+    capi::requireArg(status, "status");
+    status->onesided_cancelled = flag != 0 ? 1 : 0;
+  });
+}
+
 int MPI_Buffer_attach(void* buffer, int size) {
   return call("MPI_Buffer_attach", On::none(), [&] {
     capi::requireInit();

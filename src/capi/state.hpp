@@ -31,6 +31,9 @@
 
 namespace onesided::capi {
 
+/// The (key, value) pairs of an info object, in the order they were first set.
+using InfoPairs = std::vector<std::pair<std::string, std::string>>;
+
 struct CommEntry {
   Comm* comm = nullptr;  // an intercommunicator's: its local group
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
@@ -42,6 +45,13 @@ struct CommEntry {
   // MPI_Comm_idup's result until the operation completes: the handle exists, the communicator
   // not yet (MPI_ERR_COMM saying so).
   bool pending = false;
+  // MPI_Comm_set_name's name; until then MPI_COMM_WORLD and MPI_COMM_SELF have their own names
+  // and the others the empty one (MPI-3.1 §6.8). Not inherited: a new entry has none.
+  std::string name;
+  bool named = false;
+  // The hints MPI_Comm_set_info / MPI_Comm_dup_with_info gave. None changes how a communicator
+  // works; MPI_Comm_get_info returns them as set (as Open MPI does).
+  InfoPairs hints;
 };
 
 struct WinEntry {
@@ -67,7 +77,7 @@ struct WinEntry {
 /// An MPI_Info object: (key, value) pairs in the order they were first set (MPI_Info_get_nthkey
 /// numbers them so).
 struct InfoEntry {
-  std::vector<std::pair<std::string, std::string>> pairs;
+  InfoPairs pairs;
 };
 
 /// What MPI_Send_init and its kin were given, for each MPI_Start.
@@ -109,6 +119,13 @@ struct BufferedSend {
   std::vector<std::byte> data;
   p2p::Request req;
   std::size_t charge = 0;
+};
+
+/// An error handler the program made (MPI_Comm_create_errhandler, MPI_Win_create_errhandler).
+struct ErrhandlerEntry {
+  bool forWin = false;                         // a window's handler, else a communicator's
+  MPI_Comm_errhandler_function* fn = nullptr;  // a window's too: handles are ints either way
+  int programRefs = 1;  // its creation and each MPI_*_get_errhandler, less MPI_Errhandler_free
 };
 
 /// An operation made by MPI_Op_create.
@@ -170,7 +187,16 @@ struct State {
   // User-defined operations: handle kFirstUserOp + i is userOps[i]; freed slots are null and
   // never reused, so a stale handle is always MPI_ERR_OP.
   std::vector<std::unique_ptr<UserOpEntry>> userOps;
+  // User error handlers: handle kFirstUserErrhandler + i is errhandlers[i]; released slots are
+  // null and never reused, so a stale handle is always MPI_ERR_ARG.
+  std::vector<std::unique_ptr<ErrhandlerEntry>> errhandlers;
+  // The references to each predefined handler MPI_*_get_errhandler handed out: the program may
+  // free that many (index = handle).
+  std::array<int, 4> predefinedErrhandlerGets{};
 };
+
+/// Handles of user error handlers start here (the predefined ones are 1 .. 3).
+constexpr MPI_Errhandler kFirstUserErrhandler = 16;
 
 /// Handles of user-defined operations start here (predefined ones are below kNumOps).
 constexpr MPI_Op kFirstUserOp = 64;
@@ -197,6 +223,17 @@ struct On {
 /// Records `message` (already prefixed with the call's name), applies the handler of `on`
 /// (MPI_COMM_WORLD's when `on` is not a valid object), and returns the error code.
 int raise(On on, int errorClass, const std::string& message) noexcept;
+/// Applies the handler of `on` (as raise() chooses it) to error `code`: returns when the handler
+/// does (MPI_ERRORS_RETURN, or a user handler that returns), ends the job otherwise. `message`
+/// is what a fatal handler prints (errhandlers.cpp).
+void invokeErrhandler(On on, int code, const std::string& message);
+/// What MPI_Error_string says of `code` (predefined, raised or added), or that it is unknown.
+std::string errorText(int code);
+/// MPI_Error_class of `code`; MPI_ERR_UNKNOWN for a value that is no code.
+int errorClassOf(int code) noexcept;
+/// The largest error class or code MPI_Add_error_class / _code made (MPI_ERR_LASTCODE before
+/// any): MPI_COMM_WORLD's MPI_LASTUSEDCODE attribute.
+int lastUsedCode() noexcept;
 
 /// An MPI call's hold on the call lock, when calls take it (State::lockCalls).
 class Locked {
@@ -385,11 +422,12 @@ inline const Datatype& accOriginType(Op o, MPI_Datatype origin, MPI_Datatype tar
 }
 /// The info object behind `info`; throws MPI_ERR_INFO naming the handle (MPI_INFO_NULL included).
 InfoEntry& infoEntry(MPI_Info info);
+/// A new info handle for `e` (handles are never reused).
+MPI_Info addInfo(std::unique_ptr<InfoEntry> e);
 /// The window hints an info object gives (MPI_INFO_NULL: none); unknown keys are ignored, known
 /// keys with values this runtime cannot read fail with MPI_ERR_INFO_VALUE. `base`: the hints to
 /// start from.
 WindowHints windowHints(MPI_Info info, const WindowHints& base = {});
-void checkErrhandler(MPI_Errhandler eh);
 
 /// A status's byte count (MPI_Get_count and its kin read it), in two ints of MPI_Status.
 inline std::uint64_t statusBytes(const MPI_Status* s) {

@@ -70,9 +70,9 @@ std::vector<std::byte> values(int kind, std::size_t n, std::mt19937& rng) {
 }
 
 TEST(ApplyOp, ThreeOperandFormMatchesCopyThenInPlace) {
-  const int kinds[] = {MPI_INT8_T,   MPI_UNSIGNED_CHAR, MPI_SHORT,    MPI_INT,
-                       MPI_UNSIGNED, MPI_LONG_LONG,     MPI_UINT64_T, MPI_FLOAT,
-                       MPI_DOUBLE,   MPI_C_BOOL,        MPI_2INT,     MPI_DOUBLE_INT};
+  const int kinds[] = {MPI_CHAR,     MPI_INT8_T,    MPI_UNSIGNED_CHAR, MPI_SHORT, MPI_INT,
+                       MPI_UNSIGNED, MPI_LONG_LONG, MPI_UINT64_T,      MPI_FLOAT, MPI_DOUBLE,
+                       MPI_C_BOOL,   MPI_2INT,      MPI_DOUBLE_INT};
   std::mt19937 rng(20261202);
   int checked = 0;
   for (int o = 1; o < onesided::kNumOps; ++o) {
@@ -139,6 +139,46 @@ TEST(ApplyOp, LocPairsFromBaseAreStored) {
   EXPECT_EQ(out[1], 1);
   EXPECT_EQ(out[2], 9);  // base's larger value
   EXPECT_EQ(out[3], 7);
+}
+
+// MPI_CHAR takes the arithmetic, logical and bitwise operations as a signed 8-bit integer, as
+// in Open MPI and MPICH (benchmarks accumulate MPI_CHAR with MPI_SUM); MPI_WCHAR stays refused,
+// and compare-and-swap keeps to the standard's integer types.
+TEST(ApplyOp, CharIsASignedByte) {
+  for (Op op : {Op::kSum, Op::kProd, Op::kMax, Op::kMin, Op::kBand, Op::kBor, Op::kBxor, Op::kLand,
+                Op::kLor, Op::kLxor, Op::kReplace, Op::kNoOp}) {
+    EXPECT_TRUE(opAccepts(op, MPI_CHAR)) << onesided::opName(static_cast<int>(op));
+    EXPECT_TRUE(opAccepts(op, MPI_SIGNED_CHAR)) << onesided::opName(static_cast<int>(op));
+    EXPECT_TRUE(opAccepts(op, MPI_UNSIGNED_CHAR)) << onesided::opName(static_cast<int>(op));
+  }
+  EXPECT_FALSE(opAccepts(Op::kMaxloc, MPI_CHAR));
+  EXPECT_FALSE(opAccepts(Op::kSum, MPI_WCHAR));
+  EXPECT_FALSE(onesided::casAccepts(MPI_CHAR));
+  EXPECT_EQ(packedSize(MPI_CHAR), 1U);
+
+  const signed char a[4] = {100, -5, -1, 7};
+  const signed char b[4] = {27, 3, 1, -7};
+  signed char out[4] = {};
+  auto run = [&](Op op) {
+    applyOp(op, MPI_CHAR, reinterpret_cast<std::byte*>(out), reinterpret_cast<const std::byte*>(a),
+            reinterpret_cast<const std::byte*>(b), 4);
+  };
+  run(Op::kSum);
+  EXPECT_EQ(out[0], 127);
+  EXPECT_EQ(out[1], -2);
+  EXPECT_EQ(out[2], 0);
+  EXPECT_EQ(out[3], 0);
+  run(Op::kMax);  // signed: -1 < 1
+  EXPECT_EQ(out[0], 100);
+  EXPECT_EQ(out[1], 3);
+  EXPECT_EQ(out[2], 1);
+  EXPECT_EQ(out[3], 7);
+  run(Op::kMin);
+  EXPECT_EQ(out[2], -1);
+  EXPECT_EQ(out[3], -7);
+  run(Op::kProd);
+  EXPECT_EQ(out[1], -15);
+  EXPECT_EQ(out[2], -1);
 }
 
 }  // namespace
