@@ -54,6 +54,8 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
     const onesided::detail::Entry entry(e.comm->channel());  // counts the call if a check fails
     capi::requireArg(newcomm, "newcomm");
     const MPI_Comm c = capi::addComm(e.comm->dup(), e.errhandler);
+    capi::state().comms[static_cast<std::size_t>(c)].topo =
+        capi::commEntry(comm).topo;  // MPI-3.1 §7.4: a duplicate keeps the topology
     // MPI-3.1 §6.7.2: the attributes' copy callbacks. When one fails the call does, and the new
     // communicator is dropped unseen (freeing it would take the other ranks).
     *newcomm = MPI_COMM_NULL;

@@ -29,10 +29,14 @@
 
 namespace onesided::capi {
 
+struct Topology;
+
 struct CommEntry {
   Comm* comm = nullptr;
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
   std::unique_ptr<Comm> owned;  // communicators made by dup / split / create
+  /// The process topology (MPI-3.1 chapter 7, topology.hpp); null: none.
+  std::shared_ptr<const Topology> topo;
 };
 
 struct WinEntry {
