@@ -68,6 +68,40 @@ void alltoallv(Comm& comm, const void* sbuf, const int* scounts, const int* sdis
 void alltoallw(Comm& comm, const void* sbuf, const int* scounts, const int* sdispls,
                const Datatype* const* stypes, void* rbuf, const int* rcounts, const int* rdispls,
                const Datatype* const* rtypes);
+/// A rank's neighbourhood for the neighbourhood collectives (MPI-3.1 §7.6), as comm ranks:
+/// receive block k comes from sources[k], send block k goes to destinations[k]; a negative
+/// entry (MPI_PROC_NULL, or -1) is no neighbour, whose block is neither sent nor written. A
+/// pair that appears more than once exchanges its blocks in list order: the k-th send from i
+/// to j lands in the k-th receive from i at j. `cartesian`: the lists are the (-1, +1)
+/// neighbours of each dimension, and a block sent towards -1 lands in the receiver's block from
+/// its +1 neighbour (which matters when both are one rank: a periodic dimension of size 1 or 2).
+/// Only the neighbours are touched: nothing is written to or waited for from any other member.
+struct Neighborhood {
+  std::span<const int> sources;
+  std::span<const int> destinations;
+  bool cartesian = false;
+};
+/// MPI_Neighbor_allgather: the one send block to every destination; block k of rbuf (rcount x
+/// rtype, k * rcount extents on) from sources[k]. MPI_IN_PLACE is not allowed.
+void neighborAllgather(Comm& comm, const Neighborhood& nb, const void* sbuf, int scount,
+                       const Datatype* stype, void* rbuf, int rcount, const Datatype* rtype);
+/// MPI_Neighbor_allgatherv: block k at displs[k] extents, rcounts[k] elements.
+void neighborAllgatherv(Comm& comm, const Neighborhood& nb, const void* sbuf, int scount,
+                        const Datatype* stype, void* rbuf, const int* rcounts, const int* displs,
+                        const Datatype* rtype);
+/// MPI_Neighbor_alltoall: send block k (scount x stype, k * scount extents on) to
+/// destinations[k], receive block k from sources[k].
+void neighborAlltoall(Comm& comm, const Neighborhood& nb, const void* sbuf, int scount,
+                      const Datatype* stype, void* rbuf, int rcount, const Datatype* rtype);
+/// MPI_Neighbor_alltoallv: blocks at displacements in extents of their type.
+void neighborAlltoallv(Comm& comm, const Neighborhood& nb, const void* sbuf, const int* scounts,
+                       const int* sdispls, const Datatype* stype, void* rbuf, const int* rcounts,
+                       const int* rdispls, const Datatype* rtype);
+/// MPI_Neighbor_alltoallw: a datatype per block and displacements in bytes (MPI_Aint).
+void neighborAlltoallw(Comm& comm, const Neighborhood& nb, const void* sbuf, const int* scounts,
+                       const std::intptr_t* sdispls, const Datatype* const* stypes, void* rbuf,
+                       const int* rcounts, const std::intptr_t* rdispls,
+                       const Datatype* const* rtypes);
 /// A user-defined reduction (MPI_Op_create), bound by the caller to the call's datatype:
 /// combine(in, inout, count) sets inout[i] = in[i] op inout[i] for `count` elements laid out by
 /// that datatype's type map (MPI-3.1 §5.9.5).

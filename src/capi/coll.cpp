@@ -12,25 +12,13 @@
 #include <exception>
 #include <vector>
 
+#include "capi/coll_forms.hpp"
 #include "capi/state.hpp"
 #include "collectives/channel.hpp"
 #include "onesided/collectives.hpp"
 
 namespace onesided::capi {
 namespace {
-
-/// A datatype argument of a job: the type, and a reference holding a derived one alive.
-struct TypeArg {
-  const Datatype* ptr = nullptr;
-  std::shared_ptr<const Datatype> keep;
-};
-TypeArg typeArg(MPI_Datatype t) {
-  if (const Datatype* d = Datatype::predefined(t); d != nullptr) [[likely]]
-    return {d, nullptr};
-  const std::shared_ptr<Datatype>& d = derivedEntry(t);
-  return {d.get(), d};
-}
-TypeArg typeIf(bool significant, MPI_Datatype t) { return significant ? typeArg(t) : TypeArg{}; }
 
 bool isRoot(Comm& c, int root) { return c.rank() == root; }
 
@@ -72,13 +60,6 @@ TypeList typesOf(const Comm& c, const MPI_Datatype* types, const char* what) {
   return out;
 }
 
-/// What a collective runs on: an intracommunicator, or an intercommunicator (`ic` set; `c` is
-/// then its local group).
-struct Target {
-  Comm* c = nullptr;
-  coll::Inter* ic = nullptr;
-};
-
 /// A rooted collective's root: a rank of the communicator; on an intercommunicator MPI_ROOT,
 /// MPI_PROC_NULL or a rank of the remote group.
 void checkRootOf(Target on, int root) {
@@ -107,38 +88,6 @@ bool toRoot(Target on, int root, const void* sbuf) {
       MPI_ERR_COMM,
       std::string(what) + (defined ? " is not supported by onesided on intercommunicators"
                                    : " is not defined on intercommunicators (MPI-3.1 §5.2.2)"));
-}
-
-/// The blocking form: the job runs now, counted as one call of the channel even when a check
-/// fails (its members stay in step).
-template <class Prepare>
-void blocking(MPI_Comm comm, Prepare&& prepare) {
-  Comm& c = collComm(comm);
-  coll::Inter* ic = interOf(comm);
-  const onesided::detail::Entry entry(c.channel());
-  prepare(Target{&c, ic})();
-}
-
-/// The nonblocking form: the job goes to the communicator's queue, `*request` completes with it.
-/// An error the job meets is the completion call's, named after the operation.
-template <class Prepare>
-void nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, Prepare&& prepare) {
-  requireArg(request, "request");
-  Comm& c = capi::comm(comm);
-  auto job = prepare(Target{&c, interOf(comm)});
-  std::shared_ptr<coll::AsyncOp> op =
-      asyncQueue(comm).post([&c, name, job = std::move(job)]() mutable {
-        const onesided::detail::Entry entry(c.channel());
-        try {
-          job();
-        } catch (const Error& e) {
-          throw Error(e.errorClass(), std::string(name) + ": " + e.what());
-        }
-      });
-  *request = state().requests.add([&](RequestEntry& e) {
-    e.coll = std::move(op);
-    e.comm = comm;
-  });
 }
 
 // ---- each collective's prepare ----

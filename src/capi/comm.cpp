@@ -68,6 +68,8 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
     capi::requireArg(newcomm, "newcomm");
     const MPI_Comm c = e.inter ? capi::addInter(onesided::coll::interDup(*e.inter), e.errhandler)
                                : capi::addComm(e.comm->dup(), e.errhandler);
+    capi::state().comms[static_cast<std::size_t>(c)].topo =
+        capi::commEntry(comm).topo;  // MPI-3.1 §7.4: a duplicate keeps the topology
     // MPI-3.1 §6.7.2: the attributes' copy callbacks. When one fails the call does, and the new
     // communicator is dropped unseen (freeing it would take the other ranks).
     *newcomm = MPI_COMM_NULL;
@@ -178,6 +180,7 @@ int MPI_Comm_free(MPI_Comm* comm) {
     if (used) s.retiredComms.push_back(std::move(e.owned));
     e.owned.reset();
     e.inter.reset();
+    e.topo.reset();
     e.comm = nullptr;
     *comm = MPI_COMM_NULL;
   });

@@ -33,6 +33,7 @@ namespace onesided::capi {
 
 /// The (key, value) pairs of an info object, in the order they were first set.
 using InfoPairs = std::vector<std::pair<std::string, std::string>>;
+struct Topology;
 
 struct CommEntry {
   Comm* comm = nullptr;  // an intercommunicator's: its local group
@@ -52,6 +53,8 @@ struct CommEntry {
   // The hints MPI_Comm_set_info / MPI_Comm_dup_with_info gave. None changes how a communicator
   // works; MPI_Comm_get_info returns them as set (as Open MPI does).
   InfoPairs hints;
+  /// The process topology (MPI-3.1 chapter 7, topology.hpp); null: none.
+  std::shared_ptr<const Topology> topo;
 };
 
 struct WinEntry {

@@ -42,6 +42,8 @@ static inline const char* class_name(int c) {
       {MPI_ERR_ROOT, "MPI_ERR_ROOT"},
       {MPI_ERR_TRUNCATE, "MPI_ERR_TRUNCATE"},
       {MPI_ERR_IN_STATUS, "MPI_ERR_IN_STATUS"},
+      {MPI_ERR_TOPOLOGY, "MPI_ERR_TOPOLOGY"},
+      {MPI_ERR_DIMS, "MPI_ERR_DIMS"},
   };
   for (size_t i = 0; i < sizeof kNames / sizeof kNames[0]; ++i) {
     if (kNames[i].cls == c) return kNames[i].name;
