@@ -6,6 +6,7 @@
 #include <string>
 #include <tuple>
 
+#include "blobs.hpp"
 #include "onesided/context.hpp"
 #include "onesided/datatype.hpp"
 #include "onesided/errors.hpp"
@@ -141,43 +142,8 @@ void bcastBlob(Comm& c, std::vector<std::byte>& blob, int root) {
   if (n > 0) bcast(c, blob.data(), static_cast<int>(n), &bytes(), root);
 }
 
-template <class T>
-void put(std::vector<std::byte>& out, const T& v) {
-  const auto* p = reinterpret_cast<const std::byte*>(&v);
-  out.insert(out.end(), p, p + sizeof v);
-}
-template <class T>
-T take(const std::vector<std::byte>& in, std::size_t& at) {
-  T v{};
-  if (at + sizeof v > in.size()) throw Error(kErrIntern, "a short intercommunicator record");
-  std::memcpy(&v, in.data() + at, sizeof v);
-  at += sizeof v;
-  return v;
-}
-
-/// Blobs in one: a count, then each one's size and bytes.
-std::vector<std::byte> pack(const std::vector<std::vector<std::byte>>& blobs) {
-  std::vector<std::byte> out;
-  put(out, static_cast<std::uint64_t>(blobs.size()));
-  for (const auto& b : blobs) {
-    put(out, static_cast<std::uint64_t>(b.size()));
-    out.insert(out.end(), b.begin(), b.end());
-  }
-  return out;
-}
-std::vector<std::vector<std::byte>> unpack(const std::vector<std::byte>& in) {
-  std::size_t at = 0;
-  const auto n = take<std::uint64_t>(in, at);
-  std::vector<std::vector<std::byte>> out;
-  for (std::uint64_t i = 0; i < n; ++i) {
-    const auto len = take<std::uint64_t>(in, at);
-    if (at + len > in.size()) throw Error(kErrIntern, "a short intercommunicator record");
-    out.emplace_back(in.begin() + static_cast<std::ptrdiff_t>(at),
-                     in.begin() + static_cast<std::ptrdiff_t>(at + len));
-    at += len;
-  }
-  return out;
-}
+using onesided::detail::put;
+using onesided::detail::take;
 
 }  // namespace
 
@@ -302,7 +268,8 @@ std::unique_ptr<Comm> interMerge(Inter& ic, bool high) {
   const std::uint64_t ctx = ic.deriveContext();
   const auto exchange = [&](std::span<const std::byte> info) {
     auto local = l.allgather(info);
-    auto remote = unpack(ic.swapThroughLeaders(pack(local)));
+    auto remote =
+        onesided::detail::unpackBlobs(ic.swapThroughLeaders(onesided::detail::packBlobs(local)));
     if (remote.size() != ic.remote().size()) {
       throw Error(kErrIntern, "the remote group sent " + std::to_string(remote.size()) +
                                   " infos for " + std::to_string(ic.remote().size()) + " members");
@@ -327,7 +294,8 @@ std::unique_ptr<Inter> interSplit(Inter& ic, int color, int key) {
   std::vector<std::byte> mine;
   put(mine, static_cast<std::int32_t>(color));
   put(mine, static_cast<std::int32_t>(key));
-  const auto remote = unpack(ic.swapThroughLeaders(pack(l.allgather(mine))));
+  const auto remote = onesided::detail::unpackBlobs(
+      ic.swapThroughLeaders(onesided::detail::packBlobs(l.allgather(mine))));
   const std::uint64_t ctx = ic.deriveContext();
   std::vector<std::tuple<int, int, int>> same;  // (key, remote rank, world rank)
   for (std::size_t r = 0; r < remote.size(); ++r) {

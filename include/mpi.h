@@ -537,6 +537,8 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm);
 #define MPI_COMM_TYPE_SHARED 1
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm);
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm);
+/* Collective over the group only (MPI-3.1 §6.4.2); MPI_COMM_NULL outside it. */
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm);
 int MPI_Comm_free(MPI_Comm* comm);
 /* Intercommunicators (MPI-3.1 §6.6). Point-to-point on them names ranks of the remote group;
  * their collectives are barrier, bcast, gather(v), scatter(v), allgather(v), alltoall(v), reduce

@@ -78,6 +78,12 @@ class Comm {
   static std::unique_ptr<Comm> assemble(Context& ctx, std::vector<int> worldRanks,
                                         std::uint64_t p2pContext, const Exchange& exchange);
 
+  /// MPI_Comm_create_group: the members of `g` (a subgroup of this communicator), made by them
+  /// alone (the others do not call it; nullptr for a rank outside `g`). Their messages carry
+  /// `tag` on a context of this communicator's kept for them, so concurrent creations on
+  /// overlapping groups tell theirs apart by the tag. Collective over `g`.
+  std::unique_ptr<Comm> createGroup(const Group& g, int tag);
+
   /// MPI_Comm_free's collective part: completes this rank's writes into the others' regions and
   /// synchronises, so the regions can go away. The object is destroyed afterwards. `reuse`:
   /// nothing uses the communicator after this (no window over it), so its collective scratch
@@ -110,6 +116,7 @@ class Comm {
   int rank_ = 0;
   std::uint64_t p2pContext_ = 1;
   std::uint64_t derived_ = 0;  // communicators derived from this one so far
+  std::uint64_t grouped_ = 0;  // communicators createGroup made with this rank leading
   std::unique_ptr<detail::Channel> channel_;
   std::unique_ptr<detail::SyncRegion> sync_;  // in channel_'s region: goes first
 };

@@ -157,6 +157,19 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   });
 }
 
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
+  return call("MPI_Comm_create_group", On::comm(comm), [&] {
+    capi::requireIntra(comm, "MPI_Comm_create_group");
+    auto& e = capi::commEntry(comm);
+    const Group& g = capi::group(group);
+    capi::requireArg(newcomm, "newcomm");
+    if (tag < 0) throw onesided::Error(MPI_ERR_TAG, "tag " + std::to_string(tag) + " is negative");
+    // Only the group's members call it: the parent's channel is not used, so nothing waits
+    // for its nonblocking collectives.
+    *newcomm = capi::addComm(e.comm->createGroup(g, tag), e.errhandler);
+  });
+}
+
 int MPI_Comm_free(MPI_Comm* comm) {
   return call("MPI_Comm_free", On::comm(comm != nullptr ? *comm : MPI_COMM_NULL), [&] {
     capi::requireArg(comm, "comm");
