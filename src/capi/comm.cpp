@@ -85,13 +85,13 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
     capi::requireArg(newcomm, "newcomm");
     capi::requireArg(request, "request");
     // The handle now, the communicator when the operation completes (MPI-3.1 §6.4.2).
+    onesided::Comm& parent = *e.comm;  // (`e` moves with the table below)
     auto& comms = capi::state().comms;
     capi::CommEntry pending;
     pending.errhandler = e.errhandler;
     pending.pending = true;
     comms.push_back(std::move(pending));
     const auto made = static_cast<MPI_Comm>(comms.size() - 1);
-    onesided::Comm& parent = *e.comm;
     std::shared_ptr<onesided::coll::AsyncOp> op =
         capi::asyncQueue(comm).post([&parent, comm, made] {
           const onesided::detail::Entry entry(parent.channel());
