@@ -145,6 +145,15 @@ void bcastBlob(Comm& c, std::vector<std::byte>& blob, int root) {
 using onesided::detail::put;
 using onesided::detail::take;
 
+/// Equal blocks, one per remote rank: counts and displacements for the v forms.
+struct Blocks {
+  std::vector<int> counts;
+  std::vector<int> displs;
+  Blocks(int n, int count) : counts(static_cast<std::size_t>(n), count), displs(counts.size()) {
+    for (std::size_t r = 0; r < displs.size(); ++r) displs[r] = static_cast<int>(r) * count;
+  }
+};
+
 }  // namespace
 
 Inter::Inter(std::unique_ptr<Comm> local, std::vector<int> remote, std::uint64_t context)
@@ -372,10 +381,8 @@ void interGather(Inter& ic, const void* sbuf, int scount, const Datatype* stype,
     return;
   }
   checkCountArg(rcount, "recvcount");
-  std::vector<int> counts(static_cast<std::size_t>(ic.remoteSize()), rcount);
-  std::vector<int> displs(counts.size());
-  for (std::size_t r = 0; r < displs.size(); ++r) displs[r] = static_cast<int>(r) * rcount;
-  interGatherv(ic, sbuf, scount, stype, rbuf, counts.data(), displs.data(), rtype, root);
+  const Blocks r(ic.remoteSize(), rcount);
+  interGatherv(ic, sbuf, scount, stype, rbuf, r.counts.data(), r.displs.data(), rtype, root);
 }
 
 void interScatterv(Inter& ic, const void* sbuf, const int* scounts, const int* displs,
@@ -409,10 +416,8 @@ void interScatter(Inter& ic, const void* sbuf, int scount, const Datatype* stype
     return;
   }
   checkCountArg(scount, "sendcount");
-  std::vector<int> counts(static_cast<std::size_t>(ic.remoteSize()), scount);
-  std::vector<int> displs(counts.size());
-  for (std::size_t r = 0; r < displs.size(); ++r) displs[r] = static_cast<int>(r) * scount;
-  interScatterv(ic, sbuf, counts.data(), displs.data(), stype, rbuf, rcount, rtype, root);
+  const Blocks s(ic.remoteSize(), scount);
+  interScatterv(ic, sbuf, s.counts.data(), s.displs.data(), stype, rbuf, rcount, rtype, root);
 }
 
 void interAlltoallv(Inter& ic, const void* sbuf, const int* scounts, const int* sdispls,
@@ -435,17 +440,6 @@ void interAlltoallv(Inter& ic, const void* sbuf, const int* scounts, const int* 
   }
   b.wait();
 }
-
-namespace {
-/// Equal blocks, one per remote rank: counts and displacements for the v forms.
-struct Blocks {
-  std::vector<int> counts;
-  std::vector<int> displs;
-  Blocks(int n, int count) : counts(static_cast<std::size_t>(n), count), displs(counts.size()) {
-    for (std::size_t r = 0; r < displs.size(); ++r) displs[r] = static_cast<int>(r) * count;
-  }
-};
-}  // namespace
 
 void interAlltoall(Inter& ic, const void* sbuf, int scount, const Datatype* stype, void* rbuf,
                    int rcount, const Datatype* rtype) {

@@ -199,6 +199,13 @@ std::vector<const Datatype*> typesOf(std::size_t n, const MPI_Datatype* types, c
   return out;
 }
 
+/// A topology constructor's parent: an intracommunicator, its nonblocking collectives done.
+CommEntry& topoParent(MPI_Comm comm) {
+  requireIntra(comm, "a process topology");
+  collComm(comm);
+  return commEntry(comm);
+}
+
 /// A neighbourhood collective's prepare (coll_forms.hpp): its lists, kept alive with their
 /// topology while the job runs (MPI_ERR_TOPOLOGY without one), and `run`, which calls the
 /// algorithm with them.
@@ -263,9 +270,7 @@ int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int pe
                     int reorder, MPI_Comm* comm_cart) {
   (void)reorder;
   return call("MPI_Cart_create", On::comm(comm_old), [&] {
-    capi::requireIntra(comm_old, "a process topology");
-    capi::collComm(comm_old);  // its nonblocking collectives first
-    auto& e = capi::commEntry(comm_old);
+    auto& e = capi::topoParent(comm_old);
     const onesided::detail::Entry entry(e.comm->channel());  // counts the call if a check fails
     const int nnodes = capi::checkGrid(*e.comm, ndims, dims, periods);
     capi::requireArg(comm_cart, "comm_cart");
@@ -388,9 +393,7 @@ int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source, int
 
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
   return call("MPI_Cart_sub", On::comm(comm), [&] {
-    capi::requireIntra(comm, "a process topology");
-    capi::collComm(comm);  // its nonblocking collectives first
-    auto& e = capi::commEntry(comm);
+    auto& e = capi::topoParent(comm);
     const onesided::detail::Entry entry(e.comm->channel());  // counts the call if a check fails
     const Topology& t = capi::cartOf(comm);
     if (!t.dims.empty()) capi::requireArg(remain_dims, "remain_dims");
@@ -418,9 +421,7 @@ int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int
                      int reorder, MPI_Comm* comm_graph) {
   (void)reorder;
   return call("MPI_Graph_create", On::comm(comm_old), [&] {
-    capi::requireIntra(comm_old, "a process topology");
-    capi::collComm(comm_old);  // its nonblocking collectives first
-    auto& e = capi::commEntry(comm_old);
+    auto& e = capi::topoParent(comm_old);
     const onesided::detail::Entry entry(e.comm->channel());  // counts the call if a check fails
     capi::checkGraph(*e.comm, nnodes, index, edges);
     capi::requireArg(comm_graph, "comm_graph");
@@ -501,9 +502,7 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
                                    int reorder, MPI_Comm* comm_dist_graph) {
   (void)reorder;
   return call("MPI_Dist_graph_create_adjacent", On::comm(comm_old), [&] {
-    capi::requireIntra(comm_old, "a process topology");
-    capi::collComm(comm_old);  // its nonblocking collectives first
-    auto& e = capi::commEntry(comm_old);
+    auto& e = capi::topoParent(comm_old);
     const onesided::detail::Entry entry(e.comm->channel());  // counts the call if a check fails
     capi::checkNonNegative(indegree, "indegree");
     capi::checkNonNegative(outdegree, "outdegree");
@@ -534,9 +533,7 @@ int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const i
                           MPI_Comm* comm_dist_graph) {
   (void)reorder;
   return call("MPI_Dist_graph_create", On::comm(comm_old), [&] {
-    capi::requireIntra(comm_old, "a process topology");
-    capi::collComm(comm_old);  // its nonblocking collectives first
-    auto& e = capi::commEntry(comm_old);
+    auto& e = capi::topoParent(comm_old);
     onesided::Comm& c = *e.comm;
     const onesided::detail::Entry entry(c.channel());  // counts the call if a check fails
     capi::checkNonNegative(n, "n");
