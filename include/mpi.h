@@ -64,16 +64,32 @@ typedef struct MPI_Status {
 #define MPI_ERR_INTERN 17
 #define MPI_ERR_IN_STATUS 18
 #define MPI_ERR_PENDING 19
+/* MPI-IO's classes (MPI-3.1 §8.4, Table 8.2): no call here returns them (MPI-IO is not
+ * supported), but programs test for them by name. */
+#define MPI_ERR_ACCESS 20
+#define MPI_ERR_AMODE 21
+#define MPI_ERR_BAD_FILE 22
+#define MPI_ERR_CONVERSION 23
+#define MPI_ERR_DUP_DATAREP 24
+#define MPI_ERR_FILE_EXISTS 25
+#define MPI_ERR_FILE_IN_USE 26
+#define MPI_ERR_FILE 27
 #define MPI_ERR_INFO 28
 #define MPI_ERR_INFO_KEY 29
 #define MPI_ERR_INFO_VALUE 30
 #define MPI_ERR_INFO_NOKEY 31
+#define MPI_ERR_IO 32
 #define MPI_ERR_NAME 33
 #define MPI_ERR_NO_MEM 34
 #define MPI_ERR_NOT_SAME 35
+#define MPI_ERR_NO_SPACE 36
+#define MPI_ERR_NO_SUCH_FILE 37
 #define MPI_ERR_PORT 38
+#define MPI_ERR_QUOTA 39
+#define MPI_ERR_READ_ONLY 40
 #define MPI_ERR_SERVICE 41
 #define MPI_ERR_SPAWN 42
+#define MPI_ERR_UNSUPPORTED_DATAREP 43
 #define MPI_ERR_UNSUPPORTED_OPERATION 44
 #define MPI_ERR_WIN 45
 #define MPI_ERR_BASE 46
@@ -182,6 +198,11 @@ typedef struct MPI_Status {
 #define MPI_COMBINER_SUBARRAY 11
 #define MPI_COMBINER_DARRAY 12
 #define MPI_COMBINER_RESIZED 13
+/* MPI_Type_create_f90_* give predefined types here (their envelope says MPI_COMBINER_NAMED),
+ * so these are never returned; they are defined for programs that test for them. */
+#define MPI_COMBINER_F90_REAL 14
+#define MPI_COMBINER_F90_COMPLEX 15
+#define MPI_COMBINER_F90_INTEGER 16
 /* Array order and distributions (subarray, darray). */
 #define MPI_ORDER_C 56
 #define MPI_ORDER_FORTRAN 57
