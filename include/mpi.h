@@ -355,6 +355,18 @@ int MPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Coun
 int MPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count);
 int MPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Count count);
 int MPI_Status_set_cancelled(MPI_Status* status, int flag);
+/* Generalized requests (MPI-3.1 §12.2). MPI_Wait / MPI_Test and their kin complete one once
+ * MPI_Grequest_complete was called (by another thread, or before the wait: a wait on one that
+ * nothing completes never returns), then call query_fn for the status and free_fn, and return
+ * the first error of the two. MPI_Request_free before MPI_Grequest_complete defers free_fn to it;
+ * MPI_Cancel calls cancel_fn with whether it was completed. */
+typedef int MPI_Grequest_query_function(void* extra_state, MPI_Status* status);
+typedef int MPI_Grequest_free_function(void* extra_state);
+typedef int MPI_Grequest_cancel_function(void* extra_state, int complete);
+int MPI_Grequest_start(MPI_Grequest_query_function* query_fn, MPI_Grequest_free_function* free_fn,
+                       MPI_Grequest_cancel_function* cancel_fn, void* extra_state,
+                       MPI_Request* request);
+int MPI_Grequest_complete(MPI_Request request);
 /* The predefined type of a class and size (MPI-3.1 §17.1.9), and Fortran 90's parameterized
  * types (§17.1.9): the predefined type of the least size with at least `p` decimal digits and an
  * exponent range of at least `r` (MPI_UNDEFINED: any); MPI_ERR_ARG when none has. */
