@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Turns mpi31_c_names.txt into a C program that names every listed function and constant.
 
-  gen_names.py LIST OUT.c --chapters "3;4;...;12"     write the program for those chapters
+  gen_names.py LIST OUT.c --chapters "3;4;...;12" [--skip "MPI_X;..."]
+                                                     write the program for those chapters
   gen_names.py LIST --report MPICC LIBRARY [--chapters ...]
                                                      print the names <mpi.h> does not declare (as
                                                      MPICC compiles) and LIBRARY does not define
@@ -11,7 +12,8 @@ Each function's address goes into a volatile array, so the linker must resolve i
 declared in <mpi.h> but not defined in libonesided fails the link, one not declared fails the
 compile. Each constant is converted to uintptr_t into a volatile sink (handles, integers, pointers
 and the predefined callbacks alike), so it must be declared, and an extern object or callback
-behind it must be defined. Chapters not in --chapters are left out of the program.
+behind it must be defined. Chapters not in --chapters, and names in --skip, are left out of the
+program; --report ignores --skip.
 """
 
 import argparse
@@ -56,14 +58,23 @@ def is_function(name):
     return any(c.islower() for c in name)
 
 
-def selected(chapters, wanted):
-    if wanted is None:
-        return chapters
-    wanted = [w for w in re.split(r"[;, ]+", wanted) if w]
-    unknown = set(wanted) - {c[0] for c in chapters}
+def split_list(text):
+    return [w for w in re.split(r"[;, ]+", text or "") if w]
+
+
+def selected(chapters, wanted, skip):
+    """The chapters asked for (all if None), without the names in `skip` (which must be listed)."""
+    listed = {n for c in chapters for n in c[2]}
+    unknown = set(skip) - listed
     if unknown:
-        sys.exit(f"unknown chapters: {' '.join(sorted(unknown))}")
-    return [c for c in chapters if c[0] in wanted]
+        sys.exit(f"--skip names not in the list: {' '.join(sorted(unknown))}")
+    if wanted is not None:
+        wanted = split_list(wanted)
+        unknown = set(wanted) - {c[0] for c in chapters}
+        if unknown:
+            sys.exit(f"unknown chapters: {' '.join(sorted(unknown))}")
+        chapters = [c for c in chapters if c[0] in wanted]
+    return [(c[0], c[1], [n for n in c[2] if n not in skip]) for c in chapters]
 
 
 def write_program(chapters, out):
@@ -157,10 +168,12 @@ def main():
     p.add_argument("list")
     p.add_argument("out", nargs="?")
     p.add_argument("--chapters", help="chapters to include, separated by ';' (default: all)")
+    p.add_argument("--skip", help="names to leave out, separated by ';' (known to be missing)")
     p.add_argument("--report", nargs=2, metavar=("COMPILER", "LIBRARY"),
                    help="print the missing names instead (COMPILER: mpicc)")
     a = p.parse_args()
-    chapters = selected(read_list(a.list), a.chapters)
+    chapters = selected(read_list(a.list), a.chapters,
+                        [] if a.report else split_list(a.skip))
     if a.report:
         report(chapters, *a.report)
         return 0
