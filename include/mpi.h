@@ -64,16 +64,32 @@ typedef struct MPI_Status {
 #define MPI_ERR_INTERN 17
 #define MPI_ERR_IN_STATUS 18
 #define MPI_ERR_PENDING 19
+/* MPI-IO's classes (MPI-3.1 §8.4, Table 8.2): no call here returns them (MPI-IO is not
+ * supported), but programs test for them by name. */
+#define MPI_ERR_ACCESS 20
+#define MPI_ERR_AMODE 21
+#define MPI_ERR_BAD_FILE 22
+#define MPI_ERR_CONVERSION 23
+#define MPI_ERR_DUP_DATAREP 24
+#define MPI_ERR_FILE_EXISTS 25
+#define MPI_ERR_FILE_IN_USE 26
+#define MPI_ERR_FILE 27
 #define MPI_ERR_INFO 28
 #define MPI_ERR_INFO_KEY 29
 #define MPI_ERR_INFO_VALUE 30
 #define MPI_ERR_INFO_NOKEY 31
+#define MPI_ERR_IO 32
 #define MPI_ERR_NAME 33
 #define MPI_ERR_NO_MEM 34
 #define MPI_ERR_NOT_SAME 35
+#define MPI_ERR_NO_SPACE 36
+#define MPI_ERR_NO_SUCH_FILE 37
 #define MPI_ERR_PORT 38
+#define MPI_ERR_QUOTA 39
+#define MPI_ERR_READ_ONLY 40
 #define MPI_ERR_SERVICE 41
 #define MPI_ERR_SPAWN 42
+#define MPI_ERR_UNSUPPORTED_DATAREP 43
 #define MPI_ERR_UNSUPPORTED_OPERATION 44
 #define MPI_ERR_WIN 45
 #define MPI_ERR_BASE 46
@@ -182,6 +198,11 @@ typedef struct MPI_Status {
 #define MPI_COMBINER_SUBARRAY 11
 #define MPI_COMBINER_DARRAY 12
 #define MPI_COMBINER_RESIZED 13
+/* MPI_Type_create_f90_* give predefined types here (their envelope says MPI_COMBINER_NAMED),
+ * so these are never returned; they are defined for programs that test for them. */
+#define MPI_COMBINER_F90_REAL 14
+#define MPI_COMBINER_F90_COMPLEX 15
+#define MPI_COMBINER_F90_INTEGER 16
 /* Array order and distributions (subarray, darray). */
 #define MPI_ORDER_C 56
 #define MPI_ORDER_FORTRAN 57
@@ -334,6 +355,18 @@ int MPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Coun
 int MPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count);
 int MPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Count count);
 int MPI_Status_set_cancelled(MPI_Status* status, int flag);
+/* Generalized requests (MPI-3.1 §12.2). MPI_Wait / MPI_Test and their kin complete one once
+ * MPI_Grequest_complete was called (by another thread, or before the wait: a wait on one that
+ * nothing completes never returns), then call query_fn for the status and free_fn, and return
+ * the first error of the two. MPI_Request_free before MPI_Grequest_complete defers free_fn to it;
+ * MPI_Cancel calls cancel_fn with whether it was completed. */
+typedef int MPI_Grequest_query_function(void* extra_state, MPI_Status* status);
+typedef int MPI_Grequest_free_function(void* extra_state);
+typedef int MPI_Grequest_cancel_function(void* extra_state, int complete);
+int MPI_Grequest_start(MPI_Grequest_query_function* query_fn, MPI_Grequest_free_function* free_fn,
+                       MPI_Grequest_cancel_function* cancel_fn, void* extra_state,
+                       MPI_Request* request);
+int MPI_Grequest_complete(MPI_Request request);
 /* The predefined type of a class and size (MPI-3.1 §17.1.9), and Fortran 90's parameterized
  * types (§17.1.9): the predefined type of the least size with at least `p` decimal digits and an
  * exponent range of at least `r` (MPI_UNDEFINED: any); MPI_ERR_ARG when none has. */

@@ -95,6 +95,34 @@ const char* errorClassName(int errorClass) noexcept {
       return "MPI_ERR_RMA_FLAVOR";
     case kErrProcAborted:
       return "MPI_ERR_PROC_ABORTED";
+    case kErrAccess:
+      return "MPI_ERR_ACCESS";
+    case kErrAmode:
+      return "MPI_ERR_AMODE";
+    case kErrBadFile:
+      return "MPI_ERR_BAD_FILE";
+    case kErrConversion:
+      return "MPI_ERR_CONVERSION";
+    case kErrDupDatarep:
+      return "MPI_ERR_DUP_DATAREP";
+    case kErrFileExists:
+      return "MPI_ERR_FILE_EXISTS";
+    case kErrFileInUse:
+      return "MPI_ERR_FILE_IN_USE";
+    case kErrFile:
+      return "MPI_ERR_FILE";
+    case kErrIo:
+      return "MPI_ERR_IO";
+    case kErrNoSpace:
+      return "MPI_ERR_NO_SPACE";
+    case kErrNoSuchFile:
+      return "MPI_ERR_NO_SUCH_FILE";
+    case kErrQuota:
+      return "MPI_ERR_QUOTA";
+    case kErrReadOnly:
+      return "MPI_ERR_READ_ONLY";
+    case kErrUnsupportedDatarep:
+      return "MPI_ERR_UNSUPPORTED_DATAREP";
     default:
       return "MPI_ERR_UNKNOWN";
   }

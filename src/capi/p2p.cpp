@@ -651,6 +651,17 @@ int MPI_Cancel(MPI_Request* request) {
                             "request " + std::to_string(*request) +
                                 " is a nonblocking collective's, which cannot be cancelled");
     }
+    if (e.isGreq()) {
+      // MPI-3.1 §12.2: cancel_fn, told whether MPI_Grequest_complete was called.
+      const std::shared_ptr<capi::Grequest> g = e.greq;
+      const int rc = g->cancel != nullptr ? g->cancel(g->extraState, g->complete.load()) : 0;
+      if (rc != MPI_SUCCESS) {
+        throw onesided::Error(MPI_ERR_OTHER, "the cancel_fn of generalized request " +
+                                                 std::to_string(*request) +
+                                                 " returned error code " + std::to_string(rc));
+      }
+      return;
+    }
     if (!e.isP2p()) {
       throw onesided::Error(MPI_ERR_REQUEST, "request " + std::to_string(*request) +
                                                  " is an RMA request, which cannot be cancelled");

@@ -140,6 +140,7 @@ Window* windowOf(const RequestEntry& e) {
 /// poll: callers poll first).
 bool isDone(const RequestEntry& e) {
   if (e.isColl()) return e.coll->done();
+  if (e.isGreq()) return e.greq->complete.load();
   if (e.isP2p()) return e.procNull || e.msg == nullptr || e.msg->complete;
   const Window* w = windowOf(e);
   return w == nullptr || w->done(e.ticket);
@@ -147,7 +148,7 @@ bool isDone(const RequestEntry& e) {
 
 /// Whether a Test may complete the request without waiting for another rank: RMA requests can
 /// (a flush of their target, which needs no remote CPU), messages only once they are complete.
-bool ready(const RequestEntry& e) { return (!e.isP2p() && !e.isColl()) || isDone(e); }
+bool ready(const RequestEntry& e) { return e.isRma() || isDone(e); }
 
 /// A nonblocking collective's error, as a class and its text.
 int collError(const coll::AsyncOp& op, std::string* why) {
@@ -181,6 +182,10 @@ int finish(MPI_Request* h, MPI_Status* st, std::string* why = nullptr) {
     if (e.isColl()) {
       const std::shared_ptr<coll::AsyncOp> op = e.coll;  // `e` may move while this waits
       op->wait(&state().callLock);
+    } else if (e.isGreq()) {
+      // Another thread's MPI_Grequest_complete ends it: waitUntil lets it have the call lock.
+      const std::shared_ptr<Grequest> g = e.greq;
+      context().waitUntil([&] { return g->complete.load(); });
     } else if (e.isP2p()) {
       if (p2p::Request* m = e.procNull ? nullptr : e.msg.get(); m != nullptr) engine().wait(*m);
     } else if (Window* w = windowOf(e); w != nullptr) {
@@ -189,6 +194,11 @@ int finish(MPI_Request* h, MPI_Status* st, std::string* why = nullptr) {
     }
   }
   RequestEntry& e = state().requests.at(*h);
+  if (e.isGreq()) {
+    const int err = grequestFinish(*h, st, why);
+    *h = MPI_REQUEST_NULL;
+    return err;
+  }
   int err = 0;
   if (e.isColl()) {
     emptyStatus(st);
@@ -224,6 +234,7 @@ On onOf(const MPI_Request* h) noexcept {
   const RequestEntry* e = state().requests.find(*h);
   if (e == nullptr) return On::none();
   if (e->isP2p() || e->isColl()) return On::comm(e->comm);
+  if (e->isGreq()) return On::none();
   return On::win(e->win);
 }
 
@@ -328,7 +339,7 @@ std::vector<int> waitSome(int count, const MPI_Request reqs[]) {
   for (int i = 0; i < count; ++i) {
     if (reqs[i] == MPI_REQUEST_NULL) continue;
     const RequestEntry& e = state().requests.at(reqs[i]);
-    if (e.active && !e.isP2p() && !e.isColl()) return {i};
+    if (e.active && e.isRma()) return {i};
   }
   context().waitUntil([&] {
     engine().poll();
@@ -484,6 +495,11 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
         return;
       }
     }
+    if (capi::activeEntry(e) && e->isGreq() && !e->greq->complete.load()) {
+      capi::letCollectivesRun();  // the thread that will complete it may want the call lock
+      *flag = 0;
+      return;
+    }
     *flag = 1;
     capi::finishOrEmpty(request, status);
   });
@@ -568,6 +584,17 @@ int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
       return;
     }
     *flag = 1;
+    if (e->isGreq()) {
+      // MPI-3.1 §12.2: query_fn gives the status; the request stays to be completed.
+      const std::shared_ptr<capi::Grequest> g = e->greq;
+      const int rc = capi::grequestQuery(*g, status);
+      if (rc != MPI_SUCCESS) {
+        throw onesided::Error(MPI_ERR_OTHER, "the query_fn of generalized request " +
+                                                 std::to_string(request) + " returned error code " +
+                                                 std::to_string(rc));
+      }
+      return;
+    }
     if (e->procNull) {
       capi::procNullStatus(status);
     } else if (e->msg != nullptr) {
@@ -592,6 +619,13 @@ int MPI_Request_free(MPI_Request* request) {
                             "request " + std::to_string(*request) +
                                 " is a nonblocking collective's, which cannot be freed (MPI-3.1 "
                                 "§5.12): complete it with MPI_Wait or MPI_Test");
+    }
+    if (e->isGreq()) {
+      std::string why;
+      const int err = capi::grequestRelease(*request, &why);
+      *request = MPI_REQUEST_NULL;
+      capi::throwIf(err, why);
+      return;
     }
     // RMA: completes at the window's next flush / unlock as any other (MPI-3.1 §3.7.3). A
     // message still under way goes on; the engine keeps its request until it completes.

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <array>
+#include <atomic>
 #include <memory>
 #include <new>
 #include <string>
@@ -101,6 +102,16 @@ struct MatchedMessage {
   MPI_Comm comm = 0;
 };
 
+/// A generalized request's callbacks (MPI_Grequest_start, src/capi/grequest.cpp).
+struct Grequest {
+  MPI_Grequest_query_function* query = nullptr;
+  MPI_Grequest_free_function* free = nullptr;
+  MPI_Grequest_cancel_function* cancel = nullptr;
+  void* extraState = nullptr;
+  std::atomic<bool> complete{false};  // MPI_Grequest_complete, maybe from another thread
+  bool freed = false;                 // MPI_Request_free came first: free at completion
+};
+
 /// A request. Request-based RMA (MPI_Rput ...): its window by handle (a freed window's requests
 /// are complete: MPI_Win_free needs every epoch closed) and its completion ticket. Point-to-point
 /// (`msg` set, or `procNull`): the engine's request and its communicator.
@@ -113,8 +124,12 @@ struct RequestEntry {
   std::unique_ptr<PersistentArgs> persistent;  // MPI_*_init's arguments
   bool active = true;                   // a persistent request: started and not yet completed
   std::shared_ptr<coll::AsyncOp> coll;  // a nonblocking collective (on `comm`)
+  std::shared_ptr<Grequest> greq;       // a generalized request
   [[nodiscard]] bool isP2p() const noexcept { return msg != nullptr || procNull || persistent; }
   [[nodiscard]] bool isColl() const noexcept { return coll != nullptr; }
+  [[nodiscard]] bool isGreq() const noexcept { return greq != nullptr; }
+  /// Request-based RMA (the remaining kind).
+  [[nodiscard]] bool isRma() const noexcept { return !isP2p() && !isColl() && !isGreq(); }
 };
 
 /// A message MPI_Bsend copied out of the program's buffer, charged against the attached buffer.
@@ -449,6 +464,15 @@ MPI_Request addRequest(RequestEntry e);
 std::unique_ptr<p2p::Request> newMessage();
 /// Retires live request `h` (its engine request, if complete, is kept as a spare).
 void retire(MPI_Request h);
+/// A complete generalized request's status by its query_fn (into a scratch status for
+/// MPI_STATUS_IGNORE); returns query_fn's error code (grequest.cpp).
+int grequestQuery(const Grequest& g, MPI_Status* st);
+/// Ends complete generalized request `h` for MPI_Wait and kin: query_fn, then free_fn, then
+/// retire(); returns the class of the first that failed (0 if none), its text in `why`.
+int grequestFinish(MPI_Request h, MPI_Status* st, std::string* why);
+/// MPI_Request_free of generalized request `h`: free_fn and retire() now if it is complete,
+/// else at MPI_Grequest_complete; returns free_fn's failure as grequestFinish does.
+int grequestRelease(MPI_Request h, std::string* why);
 /// Fills `st` (unless MPI_STATUS_IGNORE) from a completed point-to-point request.
 void p2pStatus(MPI_Status* st, const p2p::Status& s);
 /// The status of a receive from MPI_PROC_NULL (MPI-3.1 §3.11).
