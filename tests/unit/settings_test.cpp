@@ -19,7 +19,9 @@ TEST(Settings, NamesAreUniqueAndPrefixed) {
     EXPECT_TRUE(seen.insert(s.name).second) << s.name;
     EXPECT_NE(std::string(s.meaning), "") << s.name;
     // Every default parses: a control variable reads it when the variable is unset.
-    if (!s.internal) EXPECT_TRUE(parse(s, nullptr).has_value()) << s.name;
+    if (!s.internal) {
+      EXPECT_TRUE(parse(s, nullptr).has_value()) << s.name;
+    }
   }
   EXPECT_STREQ(get(Id::kCollCell).name, "ONESIDED_COLL_CELL");
   EXPECT_STREQ(get(Id::kReportSignal).name, "ONESIDED_REPORT_SIGNAL");
