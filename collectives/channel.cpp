@@ -25,6 +25,7 @@
 #include "onesided/context.hpp"
 #include "onesided/datatype.hpp"
 #include "onesided/errors.hpp"
+#include "settings.hpp"
 #include "window/sync.hpp"
 
 namespace onesided::detail {
@@ -344,10 +345,11 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
   // so a sender runs ahead of a receiver that is not scheduled (more ranks than cores) by
   // hundreds of small chunks or several large ones.
   constexpr std::size_t kBudget = std::size_t{1} << 20;
-  cell_ = envSize("ONESIDED_COLL_CELL", 256, kLine, 4096) / kLine * kLine;
+  cell_ = envSize(settings::get(settings::Id::kCollCell).name, 256, kLine, 4096) / kLine * kLine;
   const std::size_t dfltRing =
       std::clamp<std::size_t>(kBudget / p, 8 * cell_, std::size_t{512} << 10) / cell_ * cell_;
-  ringBytes_ = envSize("ONESIDED_COLL_RING", dfltRing, 8 * cell_, std::size_t{1} << 30);
+  ringBytes_ = envSize(settings::get(settings::Id::kCollRing).name, dfltRing, 8 * cell_,
+                       std::size_t{1} << 30);
   ringBytes_ = ringBytes_ / cell_ * cell_;
   ringCells_ = ringBytes_ / cell_;
   // Every chunk sent and received takes a cell's ring position and a size in cells; with the
@@ -357,15 +359,16 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
   cellShift_ = std::has_single_bit(cell_) ? static_cast<unsigned>(std::countr_zero(cell_)) : 0;
   // A chunk takes at most half the ring, so a receiver that reports every quarter never leaves
   // its sender stuck (see tryRecv).
-  maxPayload_ =
-      std::min(envSize("ONESIDED_COLL_CHUNK", std::size_t{64} << 10, 8, std::size_t{64} << 20),
-               ringBytes_ / 2 - sizeof(ChunkHeader));
+  maxPayload_ = std::min(envSize(settings::get(settings::Id::kCollChunk).name,
+                                 std::size_t{64} << 10, 8, std::size_t{64} << 20),
+                         ringBytes_ / 2 - sizeof(ChunkHeader));
   reportEvery_ = std::max<std::size_t>(1, ringCells_ / 4);
   // 8 cells: 8 small chunks, 0.5 us of calls at 2 ranks (see postChunk); never past a quarter of
   // the ring, where the prefetch could take lines the receiver has yet to read.
   aheadCells_ = std::min<std::uint64_t>(8, ringCells_ / 4);
   prefetchBytes_ = std::min<std::size_t>(cell_, kPrefetchLines * kLine);
-  inflight_ = static_cast<int>(envSize("ONESIDED_COLL_INFLIGHT", 4, 1, 1 << 20));
+  inflight_ =
+      static_cast<int>(envSize(settings::get(settings::Id::kCollInflight).name, 4, 1, 1 << 20));
   oneNode_ = ctx_.sameNode(ranks_);
   // Rendezvous from 16 KiB to peers reached by put (each chunk there costs a round trip). On
   // the load / store path by the ring, where the sender's copy in and the receiver's copy out
@@ -375,15 +378,15 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
   // on others it pins every page first and runs 4 times slower), and from 16 KiB for
   // MPI_Alloc_mem buffers, read through the mapping. ONESIDED_COLL_ZCOPY sets all of these
   // thresholds (tests send almost everything by rendezvous that way).
-  zcopyPut_ = envSize("ONESIDED_COLL_ZCOPY", kZeroCopyDefault, 0, SIZE_MAX);
-  const char* z = std::getenv("ONESIDED_COLL_ZCOPY");
+  zcopyPut_ = envSize(settings::get(settings::Id::kCollZcopy).name, kZeroCopyDefault, 0, SIZE_MAX);
+  const char* z = settings::raw(settings::Id::kCollZcopy);
   const bool zset = z != nullptr && *z != '\0';
   zcopyDirect_ = zset ? zcopyPut_ : 0;
   zcopyAttach_ = zset ? zcopyPut_ : kZeroCopyAttachExchange;
   zcopyAttachOneWay_ = zset ? zcopyPut_ : kZeroCopyAttachOneWay;
   // Reading a sender's mapped buffer is a single memcpy, which beats the ring's two.
   zcopyAllocated_ = zset ? zcopyPut_ : kZeroCopyAllocatedDefault;
-  if (const char* a = std::getenv("ONESIDED_COLL_ALG"); a != nullptr && *a != '\0') {
+  if (const char* a = settings::raw(settings::Id::kCollAlg); a != nullptr && *a != '\0') {
     const std::string s(a);
     if (s == "linear") {
       algorithm_ = 1;
@@ -422,7 +425,7 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
   id[kPidWord] = static_cast<std::uint64_t>(ctx_.pid());
   id[kNonceWord] = transport::regionNonce(local_);
   zcopyShared_ = kZeroCopySharedDefault;
-  if (const char* a = std::getenv("ONESIDED_COLL_SHARE"); a != nullptr && *a != '\0') {
+  if (const char* a = settings::raw(settings::Id::kCollShare); a != nullptr && *a != '\0') {
     const std::string_view v(a);
     if (v == "never" || v == "0") {
       share_ = ShareMode::kNever;
@@ -438,7 +441,7 @@ Channel::Channel(Context& ctx, std::vector<int> worldRanks, int me)
     sharedSends_ = &ctx_.sharedSends(share_ == ShareMode::kAlways);
     if (!sharedSends_->active()) share_ = ShareMode::kNever;
   }
-  if (const char* a = std::getenv("ONESIDED_COLL_ATTACH"); a != nullptr && *a != '\0') {
+  if (const char* a = settings::raw(settings::Id::kCollAttach); a != nullptr && *a != '\0') {
     const std::string_view v(a);
     if (v == "0") {
       attach_ = AttachMode::kNever;

@@ -19,11 +19,13 @@
 #include "bootstrap/bootstrap.hpp"
 #include "call_lock.hpp"
 #include "collectives/channel.hpp"
+#include "counters.hpp"
 #include "hang.hpp"
 #include "log.hpp"
 #include "onesided/comm.hpp"
 #include "onesided/errors.hpp"
 #include "p2p/engine.hpp"
+#include "settings.hpp"
 #include "transport/shared_pages.hpp"
 #include "transport/transport.hpp"
 #include "window/am.hpp"
@@ -35,7 +37,7 @@ namespace {
 std::unique_ptr<transport::Transport> makeTransport(const Options& options, bool progressThread) {
   std::string name = options.transport;
   if (name.empty()) {
-    const char* env = std::getenv("ONESIDED_TRANSPORT");
+    const char* env = settings::raw(settings::Id::kTransport);
     name = env != nullptr && *env != '\0' ? env : "auto";
   }
   if (name == "auto") {
@@ -99,7 +101,7 @@ Context::Context(std::unique_ptr<bootstrap::Bootstrap> boot, const Options& opti
       pid_(getpid()) {
   callLock_ = options.callLock;
   log::init();
-  if (const char* w = std::getenv("ONESIDED_WAIT"); w != nullptr && *w != '\0') {
+  if (const char* w = settings::raw(settings::Id::kWait); w != nullptr && *w != '\0') {
     const std::string_view v(w);
     if (v == "spin") {
       spinWait_ = true;
@@ -110,7 +112,7 @@ Context::Context(std::unique_ptr<bootstrap::Bootstrap> boot, const Options& opti
   {
     std::string acc = options.accumulate;
     if (acc.empty()) {
-      const char* env = std::getenv("ONESIDED_ACCUMULATE");
+      const char* env = settings::raw(settings::Id::kAccumulate);
       acc = env != nullptr && *env != '\0' ? env : "auto";
     }
     if (acc == "am") {
@@ -122,7 +124,7 @@ Context::Context(std::unique_ptr<bootstrap::Bootstrap> boot, const Options& opti
     }
     int thread = options.progressThread;
     if (thread < 0) {
-      const char* env = std::getenv("ONESIDED_PROGRESS_THREAD");
+      const char* env = settings::raw(settings::Id::kProgressThread);
       const std::string_view v = env != nullptr ? env : "";
       if (v.empty() || v == "1" || v == "on") {
         thread = 1;
@@ -152,7 +154,7 @@ Context::Context(std::unique_ptr<bootstrap::Bootstrap> boot, const Options& opti
     // More ranks on this node than CPUs this process may run on.
     oversubscribed_ = static_cast<int>(nodePeers_.size()) > cpus;
     bool balance = true;
-    if (const char* b = std::getenv("ONESIDED_BALANCE"); b != nullptr && *b != '\0') {
+    if (const char* b = settings::raw(settings::Id::kBalance); b != nullptr && *b != '\0') {
       const std::string_view v(b);
       if (v != "0" && v != "1") {
         throw Error(kErrArg, std::string("ONESIDED_BALANCE=") + b + ": expected 0 or 1");
@@ -540,6 +542,7 @@ void Context::backoff(unsigned spins, std::int64_t& since, unsigned& alone, Driv
     if (oversubscribed_) sched_yield();
     return;
   }
+  counters::get().waitSleepNs.add(static_cast<std::uint64_t>(ns));  // MPI_T's wait_sleep_time
   timespec ts{0, static_cast<long>(ns)};
   nanosleep(&ts, nullptr);
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "copy.hpp"
+#include "settings.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -78,7 +79,7 @@ void copyPieces(void* dst, const void* src, std::size_t n) noexcept {
 namespace {
 
 bool measureAliasedCopy() noexcept {
-  if (const char* e = std::getenv("ONESIDED_COPY_BACKWARD"); e != nullptr && *e != '\0') {
+  if (const char* e = settings::raw(settings::Id::kCopyBackward); e != nullptr && *e != '\0') {
     return *e == '1';
   }
   constexpr std::size_t kLen = std::size_t{16} << 10;

@@ -123,6 +123,39 @@ const char* errorClassName(int errorClass) noexcept {
       return "MPI_ERR_READ_ONLY";
     case kErrUnsupportedDatarep:
       return "MPI_ERR_UNSUPPORTED_DATAREP";
+    // The tool interface's classes (mpi.h, MPI-3.1 §14.3.9).
+    case 60:
+      return "MPI_T_ERR_MEMORY";
+    case 61:
+      return "MPI_T_ERR_NOT_INITIALIZED";
+    case 62:
+      return "MPI_T_ERR_CANNOT_INIT";
+    case 63:
+      return "MPI_T_ERR_INVALID_INDEX";
+    case 64:
+      return "MPI_T_ERR_INVALID_ITEM";
+    case 65:
+      return "MPI_T_ERR_INVALID_HANDLE";
+    case 66:
+      return "MPI_T_ERR_OUT_OF_HANDLES";
+    case 67:
+      return "MPI_T_ERR_OUT_OF_SESSIONS";
+    case 68:
+      return "MPI_T_ERR_INVALID_SESSION";
+    case 69:
+      return "MPI_T_ERR_CVAR_SET_NOT_NOW";
+    case 70:
+      return "MPI_T_ERR_CVAR_SET_NEVER";
+    case 71:
+      return "MPI_T_ERR_PVAR_NO_STARTSTOP";
+    case 72:
+      return "MPI_T_ERR_PVAR_NO_WRITE";
+    case 73:
+      return "MPI_T_ERR_PVAR_NO_ATOMIC";
+    case 74:
+      return "MPI_T_ERR_INVALID";
+    case 75:
+      return "MPI_T_ERR_INVALID_NAME";
     default:
       return "MPI_ERR_UNKNOWN";
   }

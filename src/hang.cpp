@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The hang report's rank side (hang.hpp): the snapshot, and the signal handler that writes it.
 #include "hang.hpp"
+#include "settings.hpp"
 
 #include <signal.h>
 #include <time.h>
@@ -186,11 +187,11 @@ void install() noexcept {
   static bool done = false;
   if (done) return;
   done = true;
-  const int fd = envInt("ONESIDED_REPORT_FD", -1);
-  const int sig = envInt("ONESIDED_REPORT_SIGNAL", -1);
+  const int fd = envInt(settings::get(settings::Id::kReportFd).name, -1);
+  const int sig = envInt(settings::get(settings::Id::kReportSignal).name, -1);
   if (fd < 0 || sig <= 0 || sig >= NSIG) return;
   gFd = fd;
-  gRank = envInt("ONESIDED_RANK", -1);
+  gRank = envInt(settings::get(settings::Id::kRank).name, -1);
   struct sigaction sa {};
   sa.sa_handler = report;
   sigemptyset(&sa.sa_mask);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "log.hpp"
+#include "settings.hpp"
 
 #include <spdlog/cfg/helpers.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -24,7 +25,7 @@ struct Loggers {
     // One sink, so one pattern: set_pattern sets the sink's formatter, and the last logger to
     // set it would name every line. %n is the logger's (subsystem's) name.
     all[0]->set_pattern("[%H:%M:%S.%f] [onesided] [%n] %l: %v");
-    if (const char* spec = std::getenv("ONESIDED_LOG"); spec != nullptr && *spec != '\0') {
+    if (const char* spec = settings::raw(settings::Id::kLog); spec != nullptr && *spec != '\0') {
       // Same syntax as SPDLOG_LEVEL: "debug" or "warn,ucx=trace"; names without the prefix.
       std::string s(spec);
       std::string global;

@@ -32,6 +32,7 @@
 
 #include "log.hpp"
 #include "onesided/errors.hpp"
+#include "settings.hpp"
 #include "transport/shared_pages.hpp"
 #include "transport/transport.hpp"
 #include "ucx/defaults.hpp"
@@ -364,7 +365,7 @@ class UcxRegion final : public MemoryRegion {
 /// ONESIDED_UCX_THREAD_DIRECT=0 they reach it as separate processes would (mapped shared pages,
 /// cross-memory attach for the rest), so that thread tests cover those paths.
 bool threadsShareAll() {
-  const char* v = std::getenv("ONESIDED_UCX_THREAD_DIRECT");
+  const char* v = settings::raw(settings::Id::kUcxThreadDirect);
   return v == nullptr || std::string_view(v) != "0";
 }
 

@@ -50,6 +50,7 @@
 
 #include "log.hpp"
 #include "onesided/errors.hpp"
+#include "settings.hpp"
 #include "transport/regcache.hpp"
 #include "transport/transport.hpp"
 
@@ -87,7 +88,7 @@ bool ipv4Mapped(const ibv_gid& g) {
 /// RoCE: the RoCE v2 GID with an IPv4 address, else RoCE v2 with IPv6, else index 0;
 /// ONESIDED_GID_INDEX overrides. InfiniBand: GIDs are not needed for routing (LIDs are), index 0.
 void chooseGid(Port& p) {
-  if (const char* env = std::getenv("ONESIDED_GID_INDEX"); env != nullptr && *env != '\0') {
+  if (const char* env = settings::raw(settings::Id::kGidIndex); env != nullptr && *env != '\0') {
     p.gidIndex = std::atoi(env);
   }
   int v6 = -1;
@@ -127,7 +128,7 @@ void chooseGid(Port& p) {
 Port openPort() {
   std::string wantDev;
   int wantPort = 0;
-  if (const char* env = std::getenv("ONESIDED_DEVICE"); env != nullptr && *env != '\0') {
+  if (const char* env = settings::raw(settings::Id::kDevice); env != nullptr && *env != '\0') {
     wantDev = env;
     if (auto colon = wantDev.find(':'); colon != std::string::npos) {
       wantPort = std::atoi(wantDev.c_str() + colon + 1);
@@ -371,7 +372,7 @@ class VerbsEndpoint final : public Endpoint {
 /// registration cache keeps pinned; at most 1024 registrations.
 RegCache::Limits regcacheLimits() {
   RegCache::Limits l;
-  if (const char* v = std::getenv("ONESIDED_REGCACHE_MB"); v != nullptr && *v != '\0') {
+  if (const char* v = settings::raw(settings::Id::kRegcacheMb); v != nullptr && *v != '\0') {
     char* end = nullptr;
     const unsigned long long mb = std::strtoull(v, &end, 10);
     if (end == v || *end != '\0') {

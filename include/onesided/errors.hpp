@@ -68,7 +68,8 @@ enum ErrorClass : int {
   kErrRmaShared = 57,
   kErrRmaFlavor = 58,
   kErrProcAborted = 59,
-  kErrLastcode = 59,
+  // 60-75: MPI_T_ERR_* (mpi.h), which MPI_T calls return directly.
+  kErrLastcode = 75,
 };
 
 /// The one exception type of the C++ API. what() names the call and the bad value;

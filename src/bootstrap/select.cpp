@@ -7,6 +7,7 @@
 #include "bootstrap/bootstrap.hpp"
 #include "log.hpp"
 #include "onesided/errors.hpp"
+#include "settings.hpp"
 
 extern char** environ;  // NOLINT: POSIX
 
@@ -37,14 +38,14 @@ std::unique_ptr<Bootstrap> makePmix() {
 #endif
 
 std::unique_ptr<Bootstrap> makeFromEnvironment() {
-  if (const char* forced = std::getenv("ONESIDED_BOOTSTRAP"); forced != nullptr && *forced) {
+  if (const char* forced = settings::raw(settings::Id::kBootstrap); forced != nullptr && *forced) {
     const std::string f = forced;
     if (f == "pmix") return makePmix();
     if (f == "tcp") return makeTcp();
     if (f == "singleton") return makeSingleton();
     throw Error(kErrArg, "ONESIDED_BOOTSTRAP='" + f + "': expected pmix, tcp or singleton");
   }
-  if (set("ONESIDED_RENDEZVOUS")) return makeTcp();
+  if (set(settings::get(settings::Id::kRendezvous).name)) return makeTcp();
   if (pmixEnvironmentPresent()) return makePmix();
   return makeSingleton();
 }

@@ -23,6 +23,7 @@
 #include "bootstrap/wire.hpp"
 #include "log.hpp"
 #include "onesided/errors.hpp"
+#include "settings.hpp"
 
 namespace onesided::bootstrap {
 namespace {
@@ -59,7 +60,7 @@ void randomNonce(std::span<std::byte> out) {
 }
 
 std::vector<std::byte> envSecret() {
-  const char* v = std::getenv("ONESIDED_SECRET");
+  const char* v = settings::raw(settings::Id::kSecret);
   std::vector<std::byte> secret;
   if (v == nullptr || *v == '\0') {
     throw Error(kErrOther,
@@ -76,14 +77,14 @@ std::vector<std::byte> envSecret() {
 class Tcp final : public Bootstrap {
  public:
   Tcp() {
-    size_ = envInt("ONESIDED_SIZE", 1, 1 << 24);
-    rank_ = envInt("ONESIDED_RANK", 0, size_ - 1);
+    size_ = envInt(settings::get(settings::Id::kSize).name, 1, 1 << 24);
+    rank_ = envInt(settings::get(settings::Id::kRank).name, 0, size_ - 1);
     const std::vector<std::byte> secret = envSecret();
-    const char* jobid = std::getenv("ONESIDED_JOBID");
+    const char* jobid = settings::raw(settings::Id::kJobid);
     if (jobid == nullptr || *jobid == '\0') {
       throw Error(kErrOther, "bootstrap: ONESIDED_JOBID is not set");
     }
-    const char* addr = std::getenv("ONESIDED_RENDEZVOUS");
+    const char* addr = settings::raw(settings::Id::kRendezvous);
     std::string a = addr != nullptr ? addr : "";
     auto colon = a.rfind(':');
     sockaddr_in sa{};

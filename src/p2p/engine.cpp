@@ -13,12 +13,14 @@
 #include <unistd.h>
 
 #include "copy.hpp"
+#include "counters.hpp"
 #include "datatype/loop.hpp"
 #include "env.hpp"
 #include "hang.hpp"
 #include "log.hpp"
 #include "onesided/context.hpp"
 #include "onesided/errors.hpp"
+#include "settings.hpp"
 #include "transport/transport.hpp"
 
 namespace onesided::p2p {
@@ -123,8 +125,8 @@ struct Engine::Peer {
 };
 
 Engine::Engine(Context& ctx) : ctx_(ctx), me_(ctx.rank()), size_(ctx.size()) {
-  settings_.ringBytes =
-      detail::envSize("ONESIDED_P2P_RING", defaultRing(size_), 4096, std::size_t{1} << 30);
+  settings_.ringBytes = detail::envSize(settings::get(settings::Id::kP2pRing).name,
+                                        defaultRing(size_), 4096, std::size_t{1} << 30);
   if (!std::has_single_bit(settings_.ringBytes)) {
     throw Error(kErrArg, "ONESIDED_P2P_RING=" + std::to_string(settings_.ringBytes) +
                              ": expected a power of two");
@@ -134,11 +136,12 @@ Engine::Engine(Context& ctx) : ctx_(ctx), me_(ctx.rank()), size_(ctx.size()) {
   // default: from there a rendezvous (one copy) beats two copies through the ring
   // (docs/performance.md, "The eager limit").
   const std::size_t eagerMax = settings_.ringBytes / 4 - kHeader;
-  settings_.eagerBytes = detail::envSize(
-      "ONESIDED_P2P_EAGER", std::min<std::size_t>(std::size_t{8} << 10, eagerMax), 0, eagerMax);
+  settings_.eagerBytes =
+      detail::envSize(settings::get(settings::Id::kP2pEager).name,
+                      std::min<std::size_t>(std::size_t{8} << 10, eagerMax), 0, eagerMax);
   ringCells_ = settings_.ringBytes / kCell;
   ringMask_ = ringCells_ - 1;  // a power of two
-  attachAllowed_ = detail::envSize("ONESIDED_P2P_ATTACH", 1, 0, 1) == 1;
+  attachAllowed_ = detail::envSize(settings::get(settings::Id::kP2pAttach).name, 1, 0, 1) == 1;
   const auto n = static_cast<std::size_t>(size_);
   ringsOff_ = sizeof(wire::Identity) + n * sizeof(wire::Consumed);
   region_ = ctx_.transport().registerMemory(nullptr, ringsOff_ + n * settings_.ringBytes,
@@ -319,7 +322,10 @@ bool Engine::sendNow(const void* buf, std::size_t count, const Datatype& type, i
   h.tag = tag;
   h.source = source;
   h.bytes = bytes;
-  return tryWrite(*p, h, Body{buf, count, &type, {}});
+  if (!tryWrite(*p, h, Body{buf, count, &type, {}})) return false;
+  counters::get().sendsEager.add();
+  counters::get().sendBytes.add(bytes);
+  return true;
 }
 
 void Engine::enqueue(Peer& p, Out o) {
@@ -352,7 +358,9 @@ void Engine::send(Request& r, const void* buf, std::size_t count, const Datatype
   r.waitsReply = false;
   r.cancelAsked = false;
   const std::uint64_t bytes = static_cast<std::uint64_t>(count) * type.size();
+  counters::get().sendBytes.add(bytes);
   if (world == me_) {
+    counters::get().sendsEager.add();  // copied, or held until received: no rendezvous
     // To this rank itself: straight to matching. A standard send's data is copied (it then
     // completes at once, as a send to oneself must not deadlock for want of a buffer); a
     // synchronous one waits, holding its data, until a receive takes it.
@@ -384,6 +392,7 @@ void Engine::send(Request& r, const void* buf, std::size_t count, const Datatype
   o.h.bytes = bytes;
   if (bytes > settings_.eagerBytes) {
     // Rendezvous: the receiver reads the data where it is (packed first if it is not one run).
+    counters::get().sendsRendezvous.add();
     o.h.kind = wire::Kind::kRts;
     const std::byte* data = static_cast<const std::byte*>(buf);
     if (!type.contiguous()) {
@@ -406,6 +415,7 @@ void Engine::send(Request& r, const void* buf, std::size_t count, const Datatype
     std::copy(key.begin(), key.end(), o.payload.begin() + sizeof rts);
     r.waitsReply = true;
   } else {
+    counters::get().sendsEager.add();
     o.h.kind = wire::Kind::kEager;
     if (sync) {
       o.h.flags = wire::kSync;
@@ -500,6 +510,7 @@ std::unique_ptr<Incoming> Engine::takeUnexpected(std::uint64_t context, int sour
   if (it == unexpected_.end()) return nullptr;
   std::unique_ptr<Incoming> m = std::move(*it);
   unexpected_.erase(it);
+  counters::get().unexpected.set(unexpected_.size());
   return m;
 }
 
@@ -519,6 +530,7 @@ void Engine::arrive(Incoming& in, const std::byte* eagerData) {
   auto m = std::make_unique<Incoming>(std::move(in));
   if (eagerData != nullptr && m->bytes != 0) m->data.assign(eagerData, eagerData + m->bytes);
   unexpected_.push_back(std::move(m));
+  counters::get().unexpected.set(unexpected_.size());
 }
 
 void Engine::deliver(Request& r, Incoming& in, const std::byte* eagerData) {
@@ -529,6 +541,8 @@ void Engine::deliver(Request& r, Incoming& in, const std::byte* eagerData) {
   r.status.tag = in.tag;
   r.status.bytes = n;
   r.status.sent = in.bytes;
+  counters::get().recvs.add();
+  counters::get().recvBytes.add(n);
   if (in.bytes > capacity) r.status.error = kErrTruncate;
   if (in.selfSend != nullptr) {
     Request& s = *in.selfSend;
@@ -679,6 +693,7 @@ bool Engine::readOne(Peer& p) {
       });
       const bool dropped = it != unexpected_.end();
       if (dropped) unexpected_.erase(it);
+      counters::get().unexpected.set(unexpected_.size());
       reply(in, dropped ? wire::Kind::kCancelled : wire::Kind::kCancelRefused);
       break;
     }
@@ -720,6 +735,8 @@ bool Engine::cancel(Request& r) {
                            [&](const auto& m) { return m->selfSend == &r; });
     if (it == unexpected_.end()) return false;
     unexpected_.erase(it);
+    counters::get().unexpected.set(unexpected_.size());
+    counters::get().unexpected.set(unexpected_.size());
   } else {
     Peer& p = peer(r.world);
     auto it =
@@ -752,6 +769,7 @@ void Engine::forget(Request& r) noexcept {
   unpost(r);
   if (r.waitsReply) awaiting_.erase(r.sendId);
   std::erase_if(unexpected_, [&](const auto& m) { return m->selfSend == &r; });
+  counters::get().unexpected.set(unexpected_.size());
   if (r.kind == Request::Kind::kSend && r.world != me_ &&
       peers_[static_cast<std::size_t>(r.world)]) {
     Peer& p = *peers_[static_cast<std::size_t>(r.world)];

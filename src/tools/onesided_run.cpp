@@ -64,6 +64,7 @@
 
 #include "bootstrap/hmac.hpp"
 #include "bootstrap/wire.hpp"
+#include "settings.hpp"
 
 namespace {
 
@@ -846,6 +847,11 @@ int main(int argc, char** argv) {
   // is an error, never taken for the program. The first word that is not an option (or follows
   // "--") is the program; it and everything after it are passed through untouched.
   // MPI launchers spell it -np; CLI11 takes single-dash options of one letter only.
+  // docs/settings.md's tables, from the one settings table (src/settings.cpp).
+  if (argc == 2 && std::strcmp(argv[1], "--settings-table") == 0) {
+    std::fputs(onesided::settings::markdownTable().c_str(), stdout);
+    return 0;
+  }
   std::vector<std::string> ours{argv[0]};
   std::vector<std::string> prog;
   for (int i = 1; i < argc; ++i) {

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "log.hpp"
+#include "settings.hpp"
 
 #ifdef ONESIDED_HAVE_UCX
 #include <ucm/api/ucm.h>
@@ -48,7 +49,7 @@ std::uint64_t pageSize() {
 }
 
 bool enabled() {
-  const char* env = std::getenv("ONESIDED_SHARE_PAGES");
+  const char* env = settings::raw(settings::Id::kSharePages);
   return env == nullptr || std::strcmp(env, "0") != 0;
 }
 
@@ -62,7 +63,7 @@ std::size_t memfdBudget() {
 
 /// ONESIDED_SHARE_PAGES=whole: never the partial pages at a range's ends.
 bool partialEndsEnabled() {
-  const char* env = std::getenv("ONESIDED_SHARE_PAGES");
+  const char* env = settings::raw(settings::Id::kSharePages);
   return env == nullptr || std::strcmp(env, "whole") != 0;
 }
 

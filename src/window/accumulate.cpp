@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "copy.hpp"
+#include "counters.hpp"
 #include "onesided/comm.hpp"
 #include "onesided/context.hpp"
 #include "onesided/window.hpp"
@@ -148,6 +149,7 @@ bool Window::fastAtomic(const void* origin, const void* compare, void* result, c
   std::byte* tp = directFootprint(target, disp, 1, 8, bytes);
   if (tp == nullptr || reinterpret_cast<std::uintptr_t>(tp) % 8 != 0) return false;
   ++pendingOps_;
+  counters::get().accDirect.add();
   const std::uint64_t prev = transport::cpuAtomic<std::uint64_t>(a, tp, operand, cmp);
   std::memcpy(result, &prev, 8);
   return true;
@@ -205,9 +207,11 @@ bool Window::fastLocked(const void* origin, void* result, std::int64_t count, in
       return false;
     }
     underAccLock(target, body);  // which counts its own attempts
+    counters::get().accDirect.add();
     return true;
   }
   controlOps_ += 2;  // the lock and its release
+  counters::get().accDirect.add();
   body();
   word.store(0);
   return true;
@@ -317,6 +321,7 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
       singleAtomic(op, compare != nullptr, single)) {
     // One element on one NIC atomic (MPI_Fetch_and_op / MPI_Compare_and_swap as PGAS codes
     // use them): no packing.
+    counters::get().accNic.add();
     const std::uint64_t operand = noOp ? 0 : load64(static_cast<const std::byte*>(origin));
     const std::uint64_t cmp =
         compare != nullptr ? load64(static_cast<const std::byte*>(compare)) : 0;
@@ -356,6 +361,7 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
   std::vector<std::byte>& old = accOld_;
 
   if (isInt64(kind) && !amInts_) {
+    counters::get().accNic.add();
     // Element by element on 8-byte atomics (atomic64); `at` walks the packed stream. (In a
     // dynamic window spanning attached regions, each with its region's key.)
     transport::RemoteKey* const first = t.key;
@@ -393,10 +399,12 @@ void Window::atomicUpdate(const char* what, const void* origin, std::int64_t oco
            }
          });
   } else if (amMode_) {
+    counters::get().accMessage.add();
     amUpdate(target, src, compare, result != nullptr ? old.data() : nullptr, offset,
              static_cast<std::size_t>(tcount), ttype, op, kind, packed);
   } else {
     // Under the target's accumulate lock: read the elements, compute, write them back.
+    counters::get().accLock.add();
     underAccLock(target, [&] {
       if (t.whole != nullptr && ttype.contiguous()) {
         // Load / store path, one run at the target: compute in place, no copies.

@@ -57,6 +57,7 @@
 #include <string>
 
 #include "copy.hpp"
+#include "counters.hpp"
 #include "log.hpp"
 #include "onesided/comm.hpp"
 #include "onesided/context.hpp"
@@ -698,6 +699,7 @@ bool Window::fastMessage(const void* origin, const void* compare, void* result,
   // flush has nothing to order (its full barrier would also wait for the acknowledgement's
   // store to reach a line the target holds: a cache-line round trip).
   ++pendingOps_;
+  counters::get().accMessage.add();
   if (!boxSeen_.empty() && !t.amPending) {  // nothing of ours in its inbox that this could overtake
     boxPost(target, kind, elem, op, static_cast<std::uint64_t>(offset), origin, compare, result);
     if (!boxSpin()) awaitBox();
@@ -726,6 +728,7 @@ Window::BoxFetch Window::fastBox(const void* origin, const void* compare, void* 
     return BoxFetch::kDeclined;
   }
   ++pendingOps_;
+  counters::get().accMessage.add();
   boxPost(target, type.id(), type.size(), op, static_cast<std::uint64_t>(offset), origin, compare,
           result);
   return boxSpin() ? BoxFetch::kDone : BoxFetch::kPosted;

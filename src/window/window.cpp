@@ -12,6 +12,7 @@
 
 #include "collectives/channel.hpp"
 #include "copy.hpp"
+#include "counters.hpp"
 #include "datatype/loop.hpp"
 #include "log.hpp"
 #include "onesided/collectives.hpp"
@@ -1123,6 +1124,8 @@ bool Window::fastRemote(void* origin, std::int64_t ocount, const Datatype& otype
 
 void Window::put(const void* origin, std::int64_t ocount, const Datatype& otype, int target,
                  std::int64_t disp, std::int64_t tcount, const Datatype& ttype) {
+  counters::get().puts.add();
+  counters::get().putBytes.add(static_cast<std::uint64_t>(ocount) * otype.size());
   auto* o = const_cast<void*>(origin);
   if (fastDirect<true>(o, ocount, otype, target, disp, tcount, ttype) ||
       fastRemote<true>(o, ocount, otype, target, disp, tcount, ttype)) {
@@ -1133,6 +1136,8 @@ void Window::put(const void* origin, std::int64_t ocount, const Datatype& otype,
 
 void Window::get(void* origin, std::int64_t ocount, const Datatype& otype, int target,
                  std::int64_t disp, std::int64_t tcount, const Datatype& ttype) {
+  counters::get().gets.add();
+  counters::get().getBytes.add(static_cast<std::uint64_t>(ocount) * otype.size());
   if (fastDirect<false>(origin, ocount, otype, target, disp, tcount, ttype) ||
       fastRemote<false>(origin, ocount, otype, target, disp, tcount, ttype)) {
     return;
