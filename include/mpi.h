@@ -129,6 +129,9 @@ typedef struct MPI_Status {
 #define MPI_REPLACE ((MPI_Op)13)
 #define MPI_NO_OP ((MPI_Op)14)
 #define MPI_INFO_NULL ((MPI_Info)0)
+/* How the process was started (MPI-3.1 §8.7.2): command, argv, maxprocs, host, arch, wdir,
+ * thread_level. */
+#define MPI_INFO_ENV ((MPI_Info)1)
 #define MPI_REQUEST_NULL ((MPI_Request)0)
 #define MPI_ERRHANDLER_NULL ((MPI_Errhandler)0)
 #define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)1)
@@ -182,7 +185,12 @@ typedef struct MPI_Status {
  * every type built from it. MPI_Type_create_resized does the same in MPI-3 terms. */
 #define MPI_LB ((MPI_Datatype)39)
 #define MPI_UB ((MPI_Datatype)40)
-#define ONESIDED_NUM_PREDEFINED_TYPES 41
+/* C++'s types (MPI-3.1 §3.2.2): the layout and operations of their C twins. */
+#define MPI_CXX_BOOL ((MPI_Datatype)41)
+#define MPI_CXX_FLOAT_COMPLEX ((MPI_Datatype)42)
+#define MPI_CXX_DOUBLE_COMPLEX ((MPI_Datatype)43)
+#define MPI_CXX_LONG_DOUBLE_COMPLEX ((MPI_Datatype)44)
+#define ONESIDED_NUM_PREDEFINED_TYPES 45
 
 /* Type constructors' combiners (MPI_Type_get_envelope). */
 #define MPI_COMBINER_NAMED 1

@@ -46,7 +46,7 @@ constexpr int kDistributeDfltDarg = -49767;
 constexpr int kTypePacked = 32;
 constexpr int kTypeLb = 39;
 constexpr int kTypeUb = 40;
-constexpr int kNumPredefinedTypes = 41;
+constexpr int kNumPredefinedTypes = 45;
 
 /// An MPI datatype: a type map (basic types at byte displacements), its bounds and, once
 /// committed, a compact layout (detail::Loop) that communication walks with a Cursor.

@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // MPI_Info objects, the window hints read from them (MPI_Win_create / allocate / set_info), and
 // window names.
+#include <sys/utsname.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <string_view>
 
@@ -76,6 +81,34 @@ std::string parseOrdering(const std::string& value) {
 }
 
 }  // namespace
+
+void makeInfoEnv(int threadLevel) {
+  // MPI-3.1 §8.7.2: how the process was started, as mpiexec's keys would have said it.
+  auto e = std::make_unique<InfoEntry>();
+  std::ifstream cmdline("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> args;
+  for (std::string a; std::getline(cmdline, a, '\0');) args.push_back(a);
+  if (!args.empty()) {
+    e->pairs.emplace_back("command", args.front());
+    std::string rest;
+    for (std::size_t i = 1; i < args.size(); ++i) rest += (i > 1 ? " " : "") + args[i];
+    e->pairs.emplace_back("argv", rest);
+  }
+  e->pairs.emplace_back("maxprocs", std::to_string(state().ctx->size()));  // (before MPI_Init ends)
+  struct utsname u {};
+  if (uname(&u) == 0) {
+    e->pairs.emplace_back("host", u.nodename);
+    e->pairs.emplace_back("arch", u.machine);
+  }
+  if (char* cwd = getcwd(nullptr, 0); cwd != nullptr) {
+    e->pairs.emplace_back("wdir", cwd);
+    std::free(cwd);  // NOLINT(cppcoreguidelines-no-malloc): getcwd's buffer
+  }
+  constexpr const char* kLevels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED",
+                                     "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"};
+  e->pairs.emplace_back("thread_level", kLevels[threadLevel]);
+  state().infos[MPI_INFO_ENV] = std::move(e);
+}
 
 MPI_Info addInfo(std::unique_ptr<InfoEntry> e) {
   auto& infos = state().infos;
@@ -216,6 +249,7 @@ int MPI_Info_free(MPI_Info* info) {
   return call("MPI_Info_free", On::none(), [&] {
     capi::requireArg(info, "info");
     capi::infoEntry(*info);
+    if (*info == MPI_INFO_ENV) throw onesided::Error(MPI_ERR_INFO, "MPI_INFO_ENV cannot be freed");
     capi::state().infos[static_cast<std::size_t>(*info)].reset();
     *info = MPI_INFO_NULL;
   });

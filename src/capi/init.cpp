@@ -41,6 +41,7 @@ void init(int required, int* provided) {
   s.groups.resize(2);
   s.groups[MPI_GROUP_EMPTY] = std::make_unique<Group>();
   s.threadLevel = level;
+  makeInfoEnv(level);
   s.mainThread = std::this_thread::get_id();
   s.initialized = true;
   if (provided != nullptr) *provided = level;

@@ -185,7 +185,7 @@ struct State {
   std::unordered_map<int, std::string> predefinedNames;  // MPI_Type_set_name on predefined types
   // MPI_Info objects: handle i is infos[i]; [0] = MPI_INFO_NULL; freed slots are null and never
   // reused, so a stale handle is always MPI_ERR_INFO.
-  std::vector<std::unique_ptr<InfoEntry>> infos{1};
+  std::vector<std::unique_ptr<InfoEntry>> infos{2};  // [1] = MPI_INFO_ENV (made at MPI_Init)
   // Active requests by handle. Handles count up from 1 and are not reused (until 2^31 of them
   // have been made), so a completed or freed handle is MPI_ERR_REQUEST, never another request;
   // only live requests take memory.
@@ -438,6 +438,8 @@ coll::Reduction reduction(MPI_Op o, MPI_Datatype datatype);
 inline const Datatype& accOriginType(Op o, MPI_Datatype origin, MPI_Datatype target) {
   return o == Op::kNoOp ? datatype(target) : datatype(origin);
 }
+/// Fills MPI_INFO_ENV (at MPI_Init).
+void makeInfoEnv(int threadLevel);
 /// The info object behind `info`; throws MPI_ERR_INFO naming the handle (MPI_INFO_NULL included).
 InfoEntry& infoEntry(MPI_Info info);
 /// A new info handle for `e` (handles are never reused).

@@ -62,6 +62,10 @@ enum Id : int {
   kLongDoubleInt,
   kLb,
   kUb,
+  kCxxBool,
+  kCxxFloatComplex,
+  kCxxDoubleComplex,
+  kCxxLongDoubleComplex,
   kNumPredefined
 };
 static_assert(kPacked == kTypePacked && kLb == kTypeLb && kUb == kTypeUb &&
@@ -842,6 +846,15 @@ Datatype basic(int id, const char* name) {
                                  {{id, 1}});
 }
 
+// C++'s bool and complex types (MPI_CXX_*): their C twins under another handle and name. They
+// take the twin's id, so every path keyed by a predefined type's id (the operations, the
+// accumulate fast paths, external32) treats them as the twin; only the name is their own.
+template <class T>
+Datatype cxx(const char* name, int twin) {
+  return PredefinedFactory::make(twin, name, sizeof(T), sizeof(T), alignof(T), {{0, sizeof(T)}},
+                                 {{twin, 1}});
+}
+
 // MPI's pair types are C structs {value; int}: two blocks with the struct's padding between.
 template <class V>
 Datatype pair(int id, const char* name, int valueKind) {
@@ -904,6 +917,10 @@ std::vector<Datatype> makeTable() {
   PredefinedFactory::markers(t.back(), true, false);
   t.push_back(PredefinedFactory::make(kUb, "MPI_UB", 0, 0, 1, {}, {}));
   PredefinedFactory::markers(t.back(), false, true);
+  t.push_back(cxx<bool>("MPI_CXX_BOOL", kCBool));
+  t.push_back(cxx<std::complex<float>>("MPI_CXX_FLOAT_COMPLEX", kCFloatComplex));
+  t.push_back(cxx<std::complex<double>>("MPI_CXX_DOUBLE_COMPLEX", kCDoubleComplex));
+  t.push_back(cxx<std::complex<long double>>("MPI_CXX_LONG_DOUBLE_COMPLEX", kCLongDoubleComplex));
   return t;
 }
 

@@ -37,11 +37,12 @@ trap 'exit 130' INT TERM
 # Programs that run every rank to completion (win_attrs and putget_types are left out across
 # hosts: 2000 MPI_Win_fence epochs over UCX tcp take about 30 s there): RMA (across hosts the
 # windows span nodes, so accumulates of doubles go by active message), PSCW, request-based and
-# dynamic windows, and the collectives with the seeds' examples.
+# dynamic windows, the collectives with the seeds' examples, and messages, nonblocking
+# collectives, intercommunicators, neighbourhood collectives and MPI_Comm_create_group.
 progs="launcher/launcher_modes mpi/mapvals_get mpi/mapvals_put mpi/passive_acc mpi/strided
        mpi/create_shared mpi/env_query mpi/mapvals_indexed mpi/pscw mpi/rma_requests
        mpi/dynamic_win mpi/gather_examples mpi/scatter_alltoall mpi/coll_comm
-       mpi/split_type"
+       mpi/split_type mpi/p2p_basic mpi/nbc mpi/intercomm mpi/neighbor mpi/comm_create_group"
 progs=$(echo $progs)
 zcopy_progs="mpi/gather_examples mpi/scatter_alltoall"
 # Under srun each namespace host's tasks run in a session, so a CPU autogroup, of their own: 6

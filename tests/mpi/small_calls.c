@@ -284,6 +284,41 @@ static void char_ops(void) {
   MT_CHECK(MPI_Win_free(&win));
 }
 
+/* MPI_INFO_ENV (MPI-3.1 §8.7.2) and the C++ datatypes (§3.2.2). */
+static void info_env_and_cxx_types(void) {
+  int nkeys = -1;
+  MT_CHECK(MPI_Info_get_nkeys(MPI_INFO_ENV, &nkeys));
+  MT_EXPECT(nkeys >= 0, "MPI_INFO_ENV nkeys %d", nkeys);
+#if !defined(OPEN_MPI) /* (its keys are its own) */
+  char value[64] = "";
+  int flag = 0;
+  MT_CHECK(MPI_Info_get(MPI_INFO_ENV, "maxprocs", sizeof value - 1, value, &flag));
+  MT_EXPECT(flag && atoi(value) == mt_size, "MPI_INFO_ENV maxprocs %s", value);
+  MT_CHECK(MPI_Info_get(MPI_INFO_ENV, "thread_level", sizeof value - 1, value, &flag));
+  MT_EXPECT(flag && strcmp(value, "MPI_THREAD_SINGLE") == 0, "thread_level %s", value);
+  MPI_Info env = MPI_INFO_ENV;
+  mt_expect_class("MPI_Info_free(MPI_INFO_ENV)", MPI_Info_free(&env), MPI_ERR_INFO);
+#endif
+  int size = 0;
+  MT_CHECK(MPI_Type_size(MPI_CXX_BOOL, &size));
+  MT_EXPECT(size == 1, "MPI_CXX_BOOL size %d", size);
+  MT_CHECK(MPI_Type_size(MPI_CXX_DOUBLE_COMPLEX, &size));
+  MT_EXPECT(size == 16, "MPI_CXX_DOUBLE_COMPLEX size %d", size);
+  char name[MPI_MAX_OBJECT_NAME];
+  int len = 0;
+  MT_CHECK(MPI_Type_get_name(MPI_CXX_FLOAT_COMPLEX, name, &len));
+  MT_EXPECT(strcmp(name, "MPI_CXX_FLOAT_COMPLEX") == 0, "name %s", name);
+  unsigned char mine = mt_rank == 0;
+  unsigned char any = 0;
+  MT_CHECK(MPI_Allreduce(&mine, &any, 1, MPI_CXX_BOOL, MPI_LOR, MPI_COMM_WORLD));
+  MT_EXPECT(any == 1, "MPI_LOR on MPI_CXX_BOOL: %d", any);
+  double z[2] = {1.0, (double)mt_rank};
+  double sum[2] = {0, 0};
+  MT_CHECK(MPI_Allreduce(z, sum, 1, MPI_CXX_DOUBLE_COMPLEX, MPI_SUM, MPI_COMM_WORLD));
+  MT_EXPECT(sum[0] == mt_size && sum[1] == mt_size * (mt_size - 1) / 2.0,
+            "MPI_SUM on MPI_CXX_DOUBLE_COMPLEX: %g %g", sum[0], sum[1]);
+}
+
 int main(int argc, char** argv) {
   mt_init(&argc, &argv);
   MT_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
@@ -294,5 +329,6 @@ int main(int argc, char** argv) {
   dynamic();
   char_ops();
   if (mt_rank == 0) printf("small_calls: %s\n", mt_failures == 0 ? "ok" : "FAILED");
+  info_env_and_cxx_types();
   return mt_finish();
 }
