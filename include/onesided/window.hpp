@@ -60,7 +60,7 @@ enum class LockType : int { kExclusive = 234, kShared = 235 };
 ///   - sameSize / sameDispUnit (same_size, same_disp_unit): checked once against the creation
 ///     allgather, which every rank sees identically, so a false promise fails the creation on
 ///     every rank (kErrInfoValue). Nothing else changes: each target's remote key differs from
-///     rank to rank whatever the sizes, so per-target state stays O(p) (see README).
+///     rank to rank whatever the sizes, so per-target state stays O(p) (see docs/design.md).
 ///   - accumulateOps (accumulate_ops: same_op_no_op or same_op) and accumulateOrdering
 ///     (accumulate_ordering: "none" or a comma list of rar, raw, war, waw): recorded and returned
 ///     by MPI_Win_get_info. Nothing is relaxed: the accumulate path is chosen by element type

@@ -23,8 +23,8 @@
 // range nothing uses any more, which collectives leave behind, is taken over).
 // ONESIDED_SHARE_PAGES=0 turns the whole thing off, =whole keeps the partial pages out.
 //
-// Consequences the README states: while the window exists, its pages are MAP_SHARED and lose
-// mlock / madvise / NUMA settings made before MPI_Win_create. A fork()ed child still gets
+// Consequences docs/user-guide.md states: while the window exists, its pages are MAP_SHARED and
+// lose mlock / madvise / NUMA settings made before MPI_Win_create. A fork()ed child still gets
 // private copies (a fork handler makes them; see shared_pages.cpp).
 #pragma once
 
