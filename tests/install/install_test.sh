@@ -10,11 +10,13 @@ src="$2"
 prefix="$(mktemp -d)"
 trap 'rm -rf "$prefix"' EXIT
 cmake --install "$build" --prefix "$prefix" >/dev/null
-for f in bin/onesided-run bin/mpirun bin/mpiexec bin/mpicc bin/mpicxx include/mpi.h \
+for f in bin/onesided-run bin/onesided-info bin/mpirun bin/mpiexec bin/mpicc bin/mpicxx include/mpi.h \
          include/onesided/onesided.hpp lib/libonesided.so lib/libmpi.so \
          lib/pkgconfig/onesided.pc lib/cmake/onesided/onesidedConfig.cmake; do
   [ -e "$prefix/$f" ] || { echo "missing after install: $f"; exit 1; }
 done
+# The installed onesided-info finds the installed library (its rpath) and reports.
+"$prefix/bin/onesided-info" --settings | grep -q ONESIDED_TRANSPORT
 # find_package
 cmake -S "$src/tests/install/consumer" -B "$prefix/consumer" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$prefix/consumer" >/dev/null
