@@ -468,10 +468,15 @@ std::string reason(const std::string& output) {
   return lines.empty() ? "no output" : lines.front();
 }
 
-int check(const std::string& launcher, const std::string& self, int timeout) {
+int check(const std::string& launcher, const std::string& self, int timeout,
+          const std::string& only) {
   bool allOk = true;
   int checked = 0;
   auto run = [&](const std::string& transport) {
+    if (!only.empty() && transport != only) {
+      std::printf("%s: not checked: --transport %s\n", transport.c_str(), only.c_str());
+      return;
+    }
     std::string output;
     const int rc = runJob({launcher, "--timeout", std::to_string(timeout), "--hang-timeout", "0",
                            "-n", "2", self, "--self-test-rank"},
@@ -533,6 +538,9 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--launcher", launcher, "onesided-run to start the self tests with")
       ->capture_default_str();
+  std::string only;
+  app.add_option("--transport", only, "with --check: only this transport (ucx or verbs)")
+      ->check(CLI::IsMember({"ucx", "verbs"}));
   CLI11_PARSE(app, argc, argv);
 
   const bool sections = all || (!settingsOnly && !doCheck);
@@ -546,7 +554,7 @@ int main(int argc, char** argv) {
   if (doCheck) {
     if (sections || settingsOnly) std::printf("== check\n");
     std::fflush(stdout);
-    return check(launcher, self, timeout);
+    return check(launcher, self, timeout, only);
   }
   return 0;
 }

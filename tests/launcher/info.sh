@@ -22,14 +22,20 @@ grep -q "ONESIDED_TRANSPORT " <<<"$out" || fail "ONESIDED_TRANSPORT not among th
 grep -q "ONESIDED_SECRET" <<<"$out" && fail "an internal setting is listed"
 
 want="${ONESIDED_TRANSPORT:-auto}"
-case "$want" in auto | self*) want=ucx ;; esac  # self: in-process only, not checked
-check="$("$info" --check --timeout "$((30 * ${ONESIDED_TEST_TIME_SCALE:-1}))")"
+only=()
+case "$want" in
+  auto | self*) want=ucx ;;  # self: in-process only, not checked
+  # A transport named by the environment (the VM's verbs step) is the one checked: UCX with its
+  # defaults over soft-RoCE under emulation would only wait out its time limit there.
+  *) only=(--transport "$want") ;;
+esac
+check="$("$info" --check "${only[@]}" --timeout "$((30 * ${ONESIDED_TEST_TIME_SCALE:-1}))")"
 rc=$?
 echo "== --check (exit $rc)"
 echo "$check"
 grep -q "^$want: ok (put, get, atomics, messages, collectives)$" <<<"$check" ||
   fail "the $want self test did not say ok"
-grep -Eq "^verbs: (ok|not checked: no (RDMA device|active RDMA port)|FAILED|not built in)" \
+grep -Eq "^verbs: (ok|not checked: (no (RDMA device|active RDMA port)|--transport)|FAILED|not built in)" \
   <<<"$check" || fail "no verbs line"
 # The exit status: 0 when every checked transport passed.
 if grep -q FAILED <<<"$check"; then
