@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "blobs.hpp"
+#include "collectives/common.hpp"
 #include "onesided/context.hpp"
 #include "onesided/datatype.hpp"
 #include "onesided/errors.hpp"
@@ -102,18 +103,6 @@ const std::byte* offset(const void* buf, const Datatype& t, std::int64_t element
   return static_cast<const std::byte*>(buf) + elements * t.extent();
 }
 
-void checkCountArg(int count, const char* what) {
-  if (count < 0) {
-    throw Error(kErrCount, std::string(what) + " " + std::to_string(count) + " is negative");
-  }
-}
-const Datatype& typeArg(const Datatype* t, const char* what) {
-  if (t == nullptr) throw Error(kErrType, std::string(what) + " is MPI_DATATYPE_NULL");
-  if (!t->committed()) {
-    throw Error(kErrType, std::string(what) + " " + t->describe() + " is not committed");
-  }
-  return *t;
-}
 void noInPlace(const void* buf, const char* what) {
   if (buf == inPlace()) {
     throw Error(kErrBuffer,
@@ -339,8 +328,8 @@ void interBarrier(Inter& ic) {
 void interBcast(Inter& ic, void* buf, int count, const Datatype* type, int root) {
   const Part part = partOf(ic, root);
   if (part == Part::kIdle) return;
-  checkCountArg(count, "count");
-  const Datatype& t = typeArg(type, "datatype");
+  detail::checkCount(count, "count");
+  const Datatype& t = detail::checkType(type, "datatype");
   const auto n = static_cast<std::size_t>(count);
   if (part == Part::kRoot) {
     ic.send(buf, n, t, 0, kTagBcast);  // to the remote group's leader, which spreads it there
@@ -355,20 +344,20 @@ void interGatherv(Inter& ic, const void* sbuf, int scount, const Datatype* stype
   const Part part = partOf(ic, root);
   if (part == Part::kIdle) return;
   if (part == Part::kOther) {
-    checkCountArg(scount, "sendcount");
-    const Datatype& st = typeArg(stype, "sendtype");
+    detail::checkCount(scount, "sendcount");
+    const Datatype& st = detail::checkType(stype, "sendtype");
     noInPlace(sbuf, "sendbuf");
     ic.send(sbuf, static_cast<std::size_t>(scount), st, root, kTagGather);
     return;
   }
-  const Datatype& rt = typeArg(rtype, "recvtype");
+  const Datatype& rt = detail::checkType(rtype, "recvtype");
   noInPlace(rbuf, "recvbuf");
   if (rcounts == nullptr || displs == nullptr) {
     throw Error(kErrArg, "recvcounts or displs is NULL at the root");
   }
   Batch b(ic);
   for (int r = 0; r < ic.remoteSize(); ++r) {
-    checkCountArg(rcounts[r], ("recvcounts[" + std::to_string(r) + "]").c_str());
+    detail::checkCount(rcounts[r], ("recvcounts[" + std::to_string(r) + "]").c_str());
     b.recv(offset(rbuf, rt, displs[r]), static_cast<std::size_t>(rcounts[r]), rt, r, kTagGather);
   }
   b.wait();
@@ -380,7 +369,7 @@ void interGather(Inter& ic, const void* sbuf, int scount, const Datatype* stype,
     interGatherv(ic, sbuf, scount, stype, rbuf, nullptr, nullptr, rtype, root);
     return;
   }
-  checkCountArg(rcount, "recvcount");
+  detail::checkCount(rcount, "recvcount");
   const Blocks r(ic.remoteSize(), rcount);
   interGatherv(ic, sbuf, scount, stype, rbuf, r.counts.data(), r.displs.data(), rtype, root);
 }
@@ -390,20 +379,20 @@ void interScatterv(Inter& ic, const void* sbuf, const int* scounts, const int* d
   const Part part = partOf(ic, root);
   if (part == Part::kIdle) return;
   if (part == Part::kOther) {
-    checkCountArg(rcount, "recvcount");
-    const Datatype& rt = typeArg(rtype, "recvtype");
+    detail::checkCount(rcount, "recvcount");
+    const Datatype& rt = detail::checkType(rtype, "recvtype");
     noInPlace(rbuf, "recvbuf");
     ic.recv(rbuf, static_cast<std::size_t>(rcount), rt, root, kTagScatter);
     return;
   }
-  const Datatype& st = typeArg(stype, "sendtype");
+  const Datatype& st = detail::checkType(stype, "sendtype");
   noInPlace(sbuf, "sendbuf");
   if (scounts == nullptr || displs == nullptr) {
     throw Error(kErrArg, "sendcounts or displs is NULL at the root");
   }
   Batch b(ic);
   for (int r = 0; r < ic.remoteSize(); ++r) {
-    checkCountArg(scounts[r], ("sendcounts[" + std::to_string(r) + "]").c_str());
+    detail::checkCount(scounts[r], ("sendcounts[" + std::to_string(r) + "]").c_str());
     b.send(offset(sbuf, st, displs[r]), static_cast<std::size_t>(scounts[r]), st, r, kTagScatter);
   }
   b.wait();
@@ -415,7 +404,7 @@ void interScatter(Inter& ic, const void* sbuf, int scount, const Datatype* stype
     interScatterv(ic, sbuf, nullptr, nullptr, stype, rbuf, rcount, rtype, root);
     return;
   }
-  checkCountArg(scount, "sendcount");
+  detail::checkCount(scount, "sendcount");
   const Blocks s(ic.remoteSize(), scount);
   interScatterv(ic, sbuf, s.counts.data(), s.displs.data(), stype, rbuf, rcount, rtype, root);
 }
@@ -424,15 +413,15 @@ void interAlltoallv(Inter& ic, const void* sbuf, const int* scounts, const int* 
                     const Datatype* stype, void* rbuf, const int* rcounts, const int* rdispls,
                     const Datatype* rtype) {
   noInPlace(sbuf, "sendbuf");
-  const Datatype& st = typeArg(stype, "sendtype");
-  const Datatype& rt = typeArg(rtype, "recvtype");
+  const Datatype& st = detail::checkType(stype, "sendtype");
+  const Datatype& rt = detail::checkType(rtype, "recvtype");
   if (scounts == nullptr || sdispls == nullptr || rcounts == nullptr || rdispls == nullptr) {
     throw Error(kErrArg, "a count or displacement array is NULL");
   }
   Batch b(ic);
   for (int r = 0; r < ic.remoteSize(); ++r) {
-    checkCountArg(rcounts[r], ("recvcounts[" + std::to_string(r) + "]").c_str());
-    checkCountArg(scounts[r], ("sendcounts[" + std::to_string(r) + "]").c_str());
+    detail::checkCount(rcounts[r], ("recvcounts[" + std::to_string(r) + "]").c_str());
+    detail::checkCount(scounts[r], ("sendcounts[" + std::to_string(r) + "]").c_str());
     b.recv(offset(rbuf, rt, rdispls[r]), static_cast<std::size_t>(rcounts[r]), rt, r, kTagAlltoall);
   }
   for (int r = 0; r < ic.remoteSize(); ++r) {
@@ -443,8 +432,8 @@ void interAlltoallv(Inter& ic, const void* sbuf, const int* scounts, const int* 
 
 void interAlltoall(Inter& ic, const void* sbuf, int scount, const Datatype* stype, void* rbuf,
                    int rcount, const Datatype* rtype) {
-  checkCountArg(scount, "sendcount");
-  checkCountArg(rcount, "recvcount");
+  detail::checkCount(scount, "sendcount");
+  detail::checkCount(rcount, "recvcount");
   const Blocks s(ic.remoteSize(), scount);
   const Blocks r(ic.remoteSize(), rcount);
   interAlltoallv(ic, sbuf, s.counts.data(), s.displs.data(), stype, rbuf, r.counts.data(),
@@ -454,7 +443,7 @@ void interAlltoall(Inter& ic, const void* sbuf, int scount, const Datatype* styp
 void interAllgatherv(Inter& ic, const void* sbuf, int scount, const Datatype* stype, void* rbuf,
                      const int* rcounts, const int* displs, const Datatype* rtype) {
   // Every member's block to every remote member: alltoallv with one send block, repeated.
-  checkCountArg(scount, "sendcount");
+  detail::checkCount(scount, "sendcount");
   const Blocks s(ic.remoteSize(), scount);
   std::vector<int> zero(s.counts.size(), 0);
   interAlltoallv(ic, sbuf, s.counts.data(), zero.data(), stype, rbuf, rcounts, displs, rtype);
@@ -462,7 +451,7 @@ void interAllgatherv(Inter& ic, const void* sbuf, int scount, const Datatype* st
 
 void interAllgather(Inter& ic, const void* sbuf, int scount, const Datatype* stype, void* rbuf,
                     int rcount, const Datatype* rtype) {
-  checkCountArg(rcount, "recvcount");
+  detail::checkCount(rcount, "recvcount");
   const Blocks r(ic.remoteSize(), rcount);
   interAllgatherv(ic, sbuf, scount, stype, rbuf, r.counts.data(), r.displs.data(), rtype);
 }
@@ -471,8 +460,8 @@ void interReduce(Inter& ic, const void* sbuf, void* rbuf, int count, const Datat
                  const Reduction& op, int root) {
   const Part part = partOf(ic, root);
   if (part == Part::kIdle) return;
-  checkCountArg(count, "count");
-  const Datatype& t = typeArg(type, "datatype");
+  detail::checkCount(count, "count");
+  const Datatype& t = detail::checkType(type, "datatype");
   const auto n = static_cast<std::size_t>(count);
   if (part == Part::kRoot) {
     noInPlace(rbuf, "recvbuf");
@@ -487,8 +476,8 @@ void interReduce(Inter& ic, const void* sbuf, void* rbuf, int count, const Datat
 
 void interAllreduce(Inter& ic, const void* sbuf, void* rbuf, int count, const Datatype* type,
                     const Reduction& op) {
-  checkCountArg(count, "count");
-  const Datatype& t = typeArg(type, "datatype");
+  detail::checkCount(count, "count");
+  const Datatype& t = detail::checkType(type, "datatype");
   noInPlace(sbuf, "sendbuf");
   noInPlace(rbuf, "recvbuf");
   const auto n = static_cast<std::size_t>(count);

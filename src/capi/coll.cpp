@@ -15,6 +15,7 @@
 #include "capi/coll_forms.hpp"
 #include "capi/state.hpp"
 #include "collectives/channel.hpp"
+#include "collectives/common.hpp"
 #include "onesided/collectives.hpp"
 
 namespace onesided::capi {
@@ -23,18 +24,9 @@ namespace {
 bool isRoot(Comm& c, int root) { return c.rank() == root; }
 
 // The checks a nonblocking form makes when it starts (the algorithm makes the rest when it runs,
-// reported by the completion call); the blocking form makes them early too, harmlessly.
-void checkRoot(const Comm& c, int root) {
-  if (root < 0 || root >= c.size()) {
-    throw Error(MPI_ERR_ROOT, "root " + std::to_string(root) + " is not a rank of the " +
-                                  std::to_string(c.size()) + "-member communicator");
-  }
-}
-void checkCount(int count, const char* what) {
-  if (count < 0)
-    throw Error(MPI_ERR_COUNT, std::string(what) + " " + std::to_string(count) + " is negative");
-}
-
+// reported by the completion call) are the collectives' own (collectives/common.hpp).
+using coll::detail::checkCount;
+using coll::detail::checkRoot;
 /// MPI_Alltoallw's datatypes, one per member: MPI_ERR_ARG for a NULL array; MPI_DATATYPE_NULL
 /// stays null (the collective names it), any other bad handle is MPI_ERR_TYPE naming its entry.
 struct TypeList {

@@ -62,10 +62,7 @@ void nonblocking(const char* name, MPI_Comm comm, MPI_Request* request, Prepare&
           throw Error(e.errorClass(), std::string(name) + ": " + e.what());
         }
       });
-  *request = state().requests.add([&](RequestEntry& e) {
-    e.coll = std::move(op);
-    e.comm = comm;
-  });
+  *request = addCollRequest(comm, std::move(op));
 }
 
 }  // namespace onesided::capi

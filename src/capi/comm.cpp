@@ -103,10 +103,7 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
           capi::copyAttrs(capi::AttrKind::kComm, comm, made);
         });
     *newcomm = made;
-    *request = capi::state().requests.add([&](capi::RequestEntry& r) {
-      r.coll = std::move(op);
-      r.comm = comm;
-    });
+    *request = capi::addCollRequest(comm, std::move(op));
   });
 }
 

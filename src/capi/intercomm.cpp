@@ -5,6 +5,18 @@
 #include "capi/attr.hpp"
 #include "capi/state.hpp"
 
+namespace {
+/// The intercommunicator behind `comm`; MPI_ERR_COMM naming it when it is an intracommunicator.
+onesided::coll::Inter& interArg(MPI_Comm comm) {
+  onesided::coll::Inter* ic = onesided::capi::interOf(comm);
+  if (ic == nullptr) {
+    throw onesided::Error(MPI_ERR_COMM,
+                          "communicator " + std::to_string(comm) + " is not an intercommunicator");
+  }
+  return *ic;
+}
+}  // namespace
+
 using onesided::capi::call;
 using onesided::capi::On;
 namespace capi = onesided::capi;
@@ -36,11 +48,7 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
   return call("MPI_Intercomm_merge", On::comm(intercomm), [&] {
     capi::collComm(intercomm);  // its nonblocking collectives first
-    coll::Inter* ic = capi::interOf(intercomm);
-    if (ic == nullptr) {
-      throw onesided::Error(MPI_ERR_COMM, "communicator " + std::to_string(intercomm) +
-                                              " is not an intercommunicator");
-    }
+    coll::Inter* ic = &interArg(intercomm);
     capi::requireArg(newintracomm, "newintracomm");
     const MPI_Errhandler eh = capi::commEntry(intercomm).errhandler;
     *newintracomm = capi::addComm(coll::interMerge(*ic, high != 0), eh);
@@ -57,11 +65,7 @@ int MPI_Comm_test_inter(MPI_Comm comm, int* flag) {
 
 int MPI_Comm_remote_size(MPI_Comm comm, int* size) {
   return call("MPI_Comm_remote_size", On::comm(comm), [&] {
-    coll::Inter* ic = capi::interOf(comm);
-    if (ic == nullptr) {
-      throw onesided::Error(
-          MPI_ERR_COMM, "communicator " + std::to_string(comm) + " is not an intercommunicator");
-    }
+    coll::Inter* ic = &interArg(comm);
     capi::requireArg(size, "size");
     *size = ic->remoteSize();
   });
@@ -69,11 +73,7 @@ int MPI_Comm_remote_size(MPI_Comm comm, int* size) {
 
 int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) {
   return call("MPI_Comm_remote_group", On::comm(comm), [&] {
-    coll::Inter* ic = capi::interOf(comm);
-    if (ic == nullptr) {
-      throw onesided::Error(
-          MPI_ERR_COMM, "communicator " + std::to_string(comm) + " is not an intercommunicator");
-    }
+    coll::Inter* ic = &interArg(comm);
     capi::requireArg(group, "group");
     *group = capi::addGroup(onesided::Group(ic->remote()));
   });

@@ -21,6 +21,13 @@ MPI_Request addRequest(RequestEntry e) {
   return state().requests.add([&](RequestEntry& slot) { slot = std::move(e); });
 }
 
+MPI_Request addCollRequest(MPI_Comm comm, std::shared_ptr<coll::AsyncOp> op) {
+  return state().requests.add([&](RequestEntry& e) {
+    e.coll = std::move(op);
+    e.comm = comm;
+  });
+}
+
 std::unique_ptr<p2p::Request> newMessage() {
   auto& spare = state().spareRequests;
   if (spare.empty()) return std::make_unique<p2p::Request>();

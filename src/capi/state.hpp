@@ -462,6 +462,8 @@ inline void setStatusBytes(MPI_Status* s, std::uint64_t bytes) {
 // ---- requests (request.cpp), shared with point-to-point (p2p.cpp) ----
 /// A new handle for `e`.
 MPI_Request addRequest(RequestEntry e);
+/// A new handle for a nonblocking collective started on `comm`.
+MPI_Request addCollRequest(MPI_Comm comm, std::shared_ptr<coll::AsyncOp> op);
 /// An engine request for a new message (a spare one when there is).
 std::unique_ptr<p2p::Request> newMessage();
 /// Retires live request `h` (its engine request, if complete, is kept as a spare).
